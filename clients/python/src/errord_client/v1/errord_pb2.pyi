@@ -1,0 +1,263 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ERROR_CODE_UNSPECIFIED: _ClassVar[ErrorCode]
+    ERROR_CODE_TIMEOUT: _ClassVar[ErrorCode]
+    ERROR_CODE_CONNECTION: _ClassVar[ErrorCode]
+    ERROR_CODE_RATE_LIMITED: _ClassVar[ErrorCode]
+    ERROR_CODE_UNAVAILABLE: _ClassVar[ErrorCode]
+    ERROR_CODE_INVALID_INPUT: _ClassVar[ErrorCode]
+    ERROR_CODE_AUTH: _ClassVar[ErrorCode]
+    ERROR_CODE_NOT_FOUND: _ClassVar[ErrorCode]
+    ERROR_CODE_UNSUPPORTED: _ClassVar[ErrorCode]
+    ERROR_CODE_TOOL_NOT_FOUND: _ClassVar[ErrorCode]
+    ERROR_CODE_SCHEMA_VIOLATION: _ClassVar[ErrorCode]
+    ERROR_CODE_UNKNOWN: _ClassVar[ErrorCode]
+
+class ErrorClass(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ERROR_CLASS_UNSPECIFIED: _ClassVar[ErrorClass]
+    ERROR_CLASS_TRANSIENT: _ClassVar[ErrorClass]
+    ERROR_CLASS_PERMANENT: _ClassVar[ErrorClass]
+
+class RecoveryAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RECOVERY_ACTION_UNSPECIFIED: _ClassVar[RecoveryAction]
+    RECOVERY_ACTION_RETRY: _ClassVar[RecoveryAction]
+    RECOVERY_ACTION_USE_ALTERNATIVE: _ClassVar[RecoveryAction]
+    RECOVERY_ACTION_CONTINUE_PARTIAL: _ClassVar[RecoveryAction]
+    RECOVERY_ACTION_USE_DEFAULT: _ClassVar[RecoveryAction]
+    RECOVERY_ACTION_SKIP: _ClassVar[RecoveryAction]
+    RECOVERY_ACTION_ESCALATE: _ClassVar[RecoveryAction]
+    RECOVERY_ACTION_FAIL: _ClassVar[RecoveryAction]
+
+class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OUTCOME_UNSPECIFIED: _ClassVar[Outcome]
+    OUTCOME_SUCCESS: _ClassVar[Outcome]
+    OUTCOME_FAILURE: _ClassVar[Outcome]
+ERROR_CODE_UNSPECIFIED: ErrorCode
+ERROR_CODE_TIMEOUT: ErrorCode
+ERROR_CODE_CONNECTION: ErrorCode
+ERROR_CODE_RATE_LIMITED: ErrorCode
+ERROR_CODE_UNAVAILABLE: ErrorCode
+ERROR_CODE_INVALID_INPUT: ErrorCode
+ERROR_CODE_AUTH: ErrorCode
+ERROR_CODE_NOT_FOUND: ErrorCode
+ERROR_CODE_UNSUPPORTED: ErrorCode
+ERROR_CODE_TOOL_NOT_FOUND: ErrorCode
+ERROR_CODE_SCHEMA_VIOLATION: ErrorCode
+ERROR_CODE_UNKNOWN: ErrorCode
+ERROR_CLASS_UNSPECIFIED: ErrorClass
+ERROR_CLASS_TRANSIENT: ErrorClass
+ERROR_CLASS_PERMANENT: ErrorClass
+RECOVERY_ACTION_UNSPECIFIED: RecoveryAction
+RECOVERY_ACTION_RETRY: RecoveryAction
+RECOVERY_ACTION_USE_ALTERNATIVE: RecoveryAction
+RECOVERY_ACTION_CONTINUE_PARTIAL: RecoveryAction
+RECOVERY_ACTION_USE_DEFAULT: RecoveryAction
+RECOVERY_ACTION_SKIP: RecoveryAction
+RECOVERY_ACTION_ESCALATE: RecoveryAction
+RECOVERY_ACTION_FAIL: RecoveryAction
+OUTCOME_UNSPECIFIED: Outcome
+OUTCOME_SUCCESS: Outcome
+OUTCOME_FAILURE: Outcome
+
+class ToolError(_message.Message):
+    __slots__ = ("code", "http_status", "exception_type", "message", "retry_after", "retry_at", "partial_result")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    EXCEPTION_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AT_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    code: ErrorCode
+    http_status: int
+    exception_type: str
+    message: str
+    retry_after: _duration_pb2.Duration
+    retry_at: _timestamp_pb2.Timestamp
+    partial_result: _struct_pb2.Value
+    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., http_status: _Optional[int] = ..., exception_type: _Optional[str] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., partial_result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class Classification(_message.Message):
+    __slots__ = ("error_class", "code", "rule")
+    ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    error_class: ErrorClass
+    code: ErrorCode
+    rule: str
+    def __init__(self, error_class: _Optional[_Union[ErrorClass, str]] = ..., code: _Optional[_Union[ErrorCode, str]] = ..., rule: _Optional[str] = ...) -> None: ...
+
+class RecoveryDecision(_message.Message):
+    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message")
+    DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    DELAY_FIELD_NUMBER: _ClassVar[int]
+    NEXT_ATTEMPT_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    ALTERNATIVE_TOOL_FIELD_NUMBER: _ClassVar[int]
+    CLASSIFICATION_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    LLM_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_AT_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_POLICY_FIELD_NUMBER: _ClassVar[int]
+    TECHNICAL_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    decision_id: str
+    action: RecoveryAction
+    delay: _duration_pb2.Duration
+    next_attempt_timeout: _duration_pb2.Duration
+    alternative_tool: str
+    classification: Classification
+    attempts_left: int
+    reason: str
+    llm_message: str
+    user_message: str
+    turn_id: str
+    call_id: str
+    tool: str
+    attempt: int
+    decided_at: _timestamp_pb2.Timestamp
+    default_policy: bool
+    technical_message: str
+    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ...) -> None: ...
+
+class ReportFailureRequest(_message.Message):
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    call_id: str
+    tool: str
+    attempt: int
+    error: ToolError
+    arguments: _struct_pb2.Struct
+    elapsed: _duration_pb2.Duration
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ReportFailureResponse(_message.Message):
+    __slots__ = ("decision", "replayed")
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    decision: RecoveryDecision
+    replayed: bool
+    def __init__(self, decision: _Optional[_Union[RecoveryDecision, _Mapping]] = ..., replayed: _Optional[bool] = ...) -> None: ...
+
+class ReportOutcomeRequest(_message.Message):
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "outcome", "duration", "decision_id")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    call_id: str
+    tool: str
+    attempt: int
+    outcome: Outcome
+    duration: _duration_pb2.Duration
+    decision_id: str
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ...) -> None: ...
+
+class ReportOutcomeResponse(_message.Message):
+    __slots__ = ("event", "replayed")
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    event: TraceEvent
+    replayed: bool
+    def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ..., replayed: _Optional[bool] = ...) -> None: ...
+
+class GetTurnTraceRequest(_message.Message):
+    __slots__ = ("turn_id",)
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    def __init__(self, turn_id: _Optional[str] = ...) -> None: ...
+
+class GetTurnTraceResponse(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[TraceEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ...) -> None: ...
+
+class WatchTraceRequest(_message.Message):
+    __slots__ = ("turn_id", "include_history")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_HISTORY_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    include_history: bool
+    def __init__(self, turn_id: _Optional[str] = ..., include_history: _Optional[bool] = ...) -> None: ...
+
+class WatchTraceResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: TraceEvent
+    def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
+
+class TraceEvent(_message.Message):
+    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    time: _timestamp_pb2.Timestamp
+    turn_id: str
+    call_id: str
+    tool: str
+    attempt: int
+    failure: FailureEvent
+    outcome: OutcomeEvent
+    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ...) -> None: ...
+
+class FailureEvent(_message.Message):
+    __slots__ = ("error", "arguments", "elapsed", "decision")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    error: ToolError
+    arguments: _struct_pb2.Struct
+    elapsed: _duration_pb2.Duration
+    decision: RecoveryDecision
+    def __init__(self, error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision: _Optional[_Union[RecoveryDecision, _Mapping]] = ...) -> None: ...
+
+class OutcomeEvent(_message.Message):
+    __slots__ = ("outcome", "duration", "decision_id")
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    outcome: Outcome
+    duration: _duration_pb2.Duration
+    decision_id: str
+    def __init__(self, outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,73 @@
+"""errord's exceptions, one root, expected failures apart from bugs.
+
+    ErrordError                  every error errord raises on purpose
+    ├── ConfigError              daemon settings are invalid (CLI exit 2)
+    ├── ManifestError            tool manifests are invalid; carries every Problem found
+    ├── InvalidRequest           a request field is wrong; carries FieldViolations
+    ├── ReportConflict           an idempotency key was reused for a different report
+    └── StoreError               the database cannot be opened, migrated or written
+
+Anything else escaping the service layer is a bug, reported as INTERNAL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+class ErrordError(Exception):
+    """Root of every error errord raises on purpose."""
+
+
+class ConfigError(ErrordError):
+    """Daemon settings are invalid; the message names the setting and its source."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in a manifest file, located for a human to fix."""
+
+    file: str
+    """The manifest file's path."""
+    line: int
+    """1-based line of the offending key or value."""
+    field: str
+    """Dotted path of the field, such as ``tools[0].retry_policy.max_attempts``."""
+    message: str
+    """What is wrong, such as ``expected an integer, got 'five'``."""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field}: {self.message}"
+
+
+class ManifestError(ErrordError):
+    """Tool manifests are invalid; ``problems`` lists every one found."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(str(problem) for problem in self.problems))
+
+
+@dataclass(frozen=True)
+class FieldViolation:
+    """One invalid request field, as google.rpc.BadRequest reports it."""
+
+    field: str
+    description: str
+
+
+class InvalidRequest(ErrordError):
+    """A request is malformed; each violation names its field."""
+
+    def __init__(self, violations: Sequence[FieldViolation]) -> None:
+        self.violations = tuple(violations)
+        super().__init__("; ".join(f"{v.field}: {v.description}" for v in self.violations))
+
+
+class ReportConflict(ErrordError):
+    """An idempotency key already recorded a different report."""
+
+
+class StoreError(ErrordError):
+    """The trace database cannot be opened, migrated or written."""

@@ -1,0 +1,138 @@
+"""What a tool manifest says: timeouts, retry policy, classification rules, fallbacks.
+
+Frozen records validated on construction; ``ValueError`` messages name the field.
+Reading them from YAML, with file and line in every error, is manifest_files.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from errord.model import ErrorClass, ErrorCode, JSONValue, ToolFailure
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with jitter, bounded by attempts and total time."""
+
+    initial_delay: float = 0.1
+    """Seconds before the second attempt."""
+    max_delay: float = 0.8
+    """Cap in seconds on any one delay, also on a tool's retry-after."""
+    multiplier: float = 2.0
+    """Factor between consecutive delays."""
+    jitter: float = 0.1
+    """Relative random variation of each delay: 0.1 is +-10 %."""
+    max_attempts: int = 5
+    """Attempts of one tool for one call, the first included."""
+    max_total_time: float = 2.0
+    """Seconds a call may spend retrying: delays plus the retried attempts' run time."""
+
+    def __post_init__(self) -> None:
+        for name in ("initial_delay", "max_delay", "max_total_time"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+        if self.multiplier < 1:
+            raise ValueError("multiplier must be at least 1")
+        if not 0 <= self.jitter < 1:
+            raise ValueError("jitter must be at least 0 and below 1")
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if self.max_delay < self.initial_delay:
+            raise ValueError("max_delay must not be below initial_delay")
+
+
+@dataclass(frozen=True)
+class ClassificationRule:
+    """A manifest override: failures matching every given condition get ``error_class``."""
+
+    error_class: ErrorClass
+    code: ErrorCode | None = None
+    """Matches the normalized code."""
+    http_status: int | None = None
+    """Matches the HTTP status."""
+    exception_type: str | None = None
+    """Matches the exception type name exactly."""
+    message: re.Pattern[str] | None = None
+    """Searched for in the error message."""
+
+    def __post_init__(self) -> None:
+        if (self.code, self.http_status, self.exception_type, self.message) == (None,) * 4:
+            raise ValueError("a rule needs at least one of code, http_status, exception_type, message")
+
+    def matches(self, failure: ToolFailure, code: ErrorCode) -> bool:
+        """True when every condition the rule states holds for ``failure``."""
+        return (
+            (self.code is None or self.code == code)
+            and (self.http_status is None or self.http_status == failure.http_status)
+            and (self.exception_type is None or self.exception_type == failure.exception_type)
+            and (self.message is None or self.message.search(failure.message) is not None)
+        )
+
+
+@dataclass(frozen=True)
+class DefaultValue:
+    """A tool's fallback result; wrapped so that a JSON null default is expressible."""
+
+    value: JSONValue
+
+
+@dataclass(frozen=True)
+class ToolManifest:
+    """Everything errord knows about one tool."""
+
+    name: str
+    description: str = ""
+    timeout: float = 30.0
+    """Hard timeout in seconds of one attempt, enforced by the executor."""
+    idempotent: bool = True
+    """False forbids retries: a repeated call could repeat a side effect."""
+    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    classification: tuple[ClassificationRule, ...] = ()
+    """Overrides of the default classification, first match wins."""
+    alternatives: tuple[str, ...] = ()
+    """Tools to use instead, in order of preference."""
+    optional: bool = False
+    """The turn can go on without this tool's result."""
+    default: DefaultValue | None = None
+    """The result to use when the tool cannot produce one."""
+    parameters: Mapping[str, JSONValue] | None = None
+    """JSON Schema of the tool's arguments."""
+    redact: tuple[str, ...] = ()
+    """Dotted argument paths whose values are never stored or logged."""
+    source: str = ""
+    """Where the manifest was defined, ``file:line``; empty for the default."""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("name must not be empty")
+        if self.timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if self.name in self.alternatives:
+            raise ValueError("alternatives must not name the tool itself")
+
+
+class ManifestSet:
+    """The loaded manifests, looked up by tool name."""
+
+    def __init__(self, manifests: Iterable[ToolManifest] = ()) -> None:
+        self._by_name: dict[str, ToolManifest] = {}
+        for manifest in manifests:
+            if manifest.name in self._by_name:
+                raise ValueError(f"duplicate tool name {manifest.name!r}")
+            self._by_name[manifest.name] = manifest
+
+    def get(self, tool: str) -> ToolManifest | None:
+        """The tool's manifest, or None when it has none."""
+        return self._by_name.get(tool)
+
+    def __contains__(self, tool: object) -> bool:
+        return tool in self._by_name
+
+    def __iter__(self) -> Iterator[ToolManifest]:
+        return iter(self._by_name.values())
+
+    def __len__(self) -> int:
+        return len(self._by_name)
