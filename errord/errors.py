@@ -1,10 +1,12 @@
 """errord's exceptions, one root, expected failures apart from bugs.
 
     ErrordError                  every error errord raises on purpose
-    ├── ConfigError              daemon settings are invalid (CLI exit 2)
+    ├── ConfigError              daemon settings are invalid
+    ├── ListenError              the listen address cannot be bound
     ├── ManifestError            tool manifests are invalid; carries every Problem found
     ├── InvalidRequest           a request field is wrong; carries FieldViolations
-    ├── ReportConflict           an idempotency key was reused for a different report
+    ├── TurnNotFound             no trace events exist for a turn
+    ├── WatcherFellBehind        a trace watcher's backlog overflowed
     └── StoreError               the database cannot be opened, migrated or written
 
 Anything else escaping the service layer is a bug, reported as INTERNAL.
@@ -65,9 +67,17 @@ class InvalidRequest(ErrordError):
         super().__init__("; ".join(f"{v.field}: {v.description}" for v in self.violations))
 
 
-class ReportConflict(ErrordError):
-    """An idempotency key already recorded a different report."""
-
-
 class StoreError(ErrordError):
     """The trace database cannot be opened, migrated or written."""
+
+
+class TurnNotFound(ErrordError):
+    """No trace events exist for the turn asked about."""
+
+
+class WatcherFellBehind(ErrordError):
+    """A trace watcher read too slowly and its backlog overflowed."""
+
+
+class ListenError(ErrordError):
+    """The daemon cannot listen on the address it was given."""

@@ -1,0 +1,5 @@
+import sys
+
+from errord.cli import main
+
+sys.exit(main())

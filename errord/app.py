@@ -1,0 +1,87 @@
+"""The daemon's lifecycle: load, open, serve, notify, and shut down in a fixed order.
+
+Shutdown: STOPPING=1 to systemd, health NOT_SERVING, watchers released,
+``server.stop(grace)`` lets in-flight requests finish, then the store flushes
+its writer and closes the database. Signal handlers only set an event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import signal
+from collections.abc import Callable
+
+from errord.clock import Clock, SystemClock
+from errord.config import Settings
+from errord.engine import Engine
+from errord.manifest import ManifestSet
+from errord.manifest_files import load_manifest_dir
+from errord.policy import default_policy
+from errord.server import start_server
+from errord.service import ErrorHandlerService
+from errord.store import TraceStore
+from errord.systemd import Notifier
+from errord.trace_feed import TraceFeed
+
+log = logging.getLogger("errord")
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def load_manifests(settings: Settings) -> ManifestSet:
+    """The configured manifests; raises ManifestError listing every problem."""
+    if settings.manifests is None:
+        return ManifestSet()
+    return load_manifest_dir(settings.manifests)
+
+
+async def serve(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    notifier: Notifier | None = None,
+    stop: asyncio.Event | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Run the daemon until ``stop`` is set or SIGTERM/SIGINT arrives."""
+    clock = clock or SystemClock()
+    notifier = notifier or Notifier.from_environment()
+    stop = stop or asyncio.Event()
+    manifests = load_manifests(settings)
+    feed = TraceFeed()
+    async with await TraceStore.open(settings.db, clock, on_commit=feed.publish) as store:
+        engine = Engine(manifests, store, default_policy(random.Random()), clock)
+        running = await start_server(
+            settings.listen, ErrorHandlerService(engine, feed), reflection_on=settings.reflection
+        )
+        status = f"serving on {running.address}, {len(manifests)} tool manifests, db {settings.db}"
+        log.info("errord %s", status)
+        notifier.ready(status)
+        if on_ready is not None:
+            on_ready(running.address)
+        with stop_on_signals(stop):
+            await stop.wait()
+        log.info("errord shutting down")
+        notifier.stopping()
+        await running.health.enter_graceful_shutdown()
+        feed.close()
+        await running.server.stop(settings.shutdown_grace_seconds)
+    log.info("errord stopped")
+
+
+class stop_on_signals:  # noqa: N801 - used as a context manager, reads as a statement
+    """Set ``stop`` on SIGTERM or SIGINT while inside the block."""
+
+    def __init__(self, stop: asyncio.Event) -> None:
+        self._stop = stop
+        self._loop = asyncio.get_running_loop()
+
+    def __enter__(self) -> None:
+        for signum in STOP_SIGNALS:
+            self._loop.add_signal_handler(signum, self._stop.set)
+
+    def __exit__(self, *exc: object) -> None:
+        for signum in STOP_SIGNALS:
+            self._loop.remove_signal_handler(signum)

@@ -1,0 +1,133 @@
+"""Daemon settings: embedded defaults, a TOML file, command-line flags (last wins).
+
+    listen = "127.0.0.1:50051"          # host:port, [v6]:port, or unix:PATH
+    db = "/var/lib/errord/errord.db"    # the trace database
+    manifests = "/etc/errord/tools.d"   # directory of tool manifests (YAML)
+    shutdown_grace_seconds = 5.0        # in-flight requests get this long at shutdown
+    log_level = "info"
+    reflection = true                   # default: on for loopback and unix sockets
+
+Relative paths in the file are relative to the file's directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from errord.errors import ConfigError
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d{1,5})$")
+
+
+def default_db_path() -> Path:
+    """errord.db in systemd's STATE_DIRECTORY, else XDG_STATE_HOME, else ~/.local/state."""
+    state_directory = os.environ.get("STATE_DIRECTORY")
+    if state_directory:
+        return Path(state_directory.split(":")[0]) / "errord.db"
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "state"
+    return base / "errord" / "errord.db"
+
+
+def check_listen(listen: str) -> str | None:
+    """What is wrong with a listen address, or None."""
+    if listen.startswith("unix:"):
+        return None if len(listen) > len("unix:") else "unix: needs a socket path"
+    match = TCP_ADDRESS.match(listen)
+    if match is None:
+        return f"expected host:port or unix:PATH, got {listen!r}"
+    if int(match["port"]) > 65535:
+        return f"port {match['port']} is above 65535"
+    return None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the daemon needs to start."""
+
+    listen: str = "127.0.0.1:50051"
+    """Where to serve gRPC: host:port or unix:PATH."""
+    db: Path = field(default_factory=default_db_path)
+    """The SQLite trace database."""
+    manifests: Path | None = None
+    """Directory of tool manifests; None for none."""
+    shutdown_grace_seconds: float = 5.0
+    """How long in-flight requests may run once shutdown starts."""
+    log_level: str = "info"
+    """debug, info, warning or error."""
+    reflection: bool | None = None
+    """Server reflection; None turns it on for loopback and unix sockets only."""
+
+    def __post_init__(self) -> None:
+        problem = check_listen(self.listen)
+        if problem:
+            raise ConfigError(f"listen: {problem}")
+        if self.shutdown_grace_seconds < 0:
+            raise ConfigError("shutdown_grace_seconds: must not be negative")
+        if self.log_level.lower() not in LOG_LEVELS:
+            raise ConfigError(f"log_level: expected one of {', '.join(LOG_LEVELS)}")
+
+    @property
+    def logging_level(self) -> int:
+        return int(getattr(logging, self.log_level.upper()))
+
+    @classmethod
+    def from_toml(cls, path: Path) -> Settings:
+        """Settings from a TOML file; errors name the file, the line and the setting."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(f"{path}: cannot read: {error.strerror}") from error
+        try:
+            table = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{path}: {error}") from error
+        values = {}
+        for key, value in table.items():
+            values[key] = _setting(path, text, key, value)
+        try:
+            return cls(**values)
+        except ConfigError as error:
+            key = str(error).split(":", 1)[0]
+            raise ConfigError(f"{path}:{line_of(text, key)}: {error}") from error
+
+    def override(self, **values: Any) -> Settings:
+        """A copy with every value that is not None replaced."""
+        return replace(self, **{key: value for key, value in values.items() if value is not None})
+
+
+def _setting(path: Path, text: str, key: str, value: Any) -> Any:
+    types: dict[str, tuple[type, ...]] = {
+        "listen": (str,),
+        "db": (str,),
+        "manifests": (str,),
+        "shutdown_grace_seconds": (int, float),
+        "log_level": (str,),
+        "reflection": (bool,),
+    }
+    where = f"{path}:{line_of(text, key)}"
+    if key not in types:
+        known = ", ".join(f.name for f in fields(Settings))
+        raise ConfigError(f"{where}: unknown setting {key!r} (known: {known})")
+    if not isinstance(value, types[key]) or (isinstance(value, bool) and bool not in types[key]):
+        expected = " or ".join(kind.__name__ for kind in types[key])
+        raise ConfigError(f"{where}: {key}: expected {expected}, got {type(value).__name__}")
+    if key in ("db", "manifests"):
+        return path.parent / Path(value).expanduser()
+    return value
+
+
+def line_of(text: str, key: str) -> int:
+    """The 1-based line where ``key`` is assigned in TOML ``text``; 1 if not found."""
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if pattern.match(line):
+            return number
+    return 1

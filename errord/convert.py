@@ -1,0 +1,278 @@
+"""Protobuf <-> domain, and the validation that goes with it.
+
+The only module besides service.py that sees generated code. Every problem in a
+request becomes a FieldViolation naming the field by its proto path, and all of
+them are reported together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from enum import Enum
+from typing import TypeVar
+
+from errord_client.v1 import errord_pb2 as pb
+from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
+
+from errord.errors import FieldViolation, InvalidRequest
+from errord.model import (
+    Action,
+    Decision,
+    ErrorClass,
+    ErrorCode,
+    FailureEvent,
+    FailureReport,
+    JSONValue,
+    Outcome,
+    OutcomeEvent,
+    OutcomeReport,
+    ToolFailure,
+    TraceEvent,
+)
+
+MAX_ID_LENGTH = 512
+MAX_ATTEMPT = 10_000
+MAX_DURATION_SECONDS = 315_576_000_000  # google.protobuf.Duration's range
+TIMESTAMP_SECONDS = range(-62_135_596_800, 253_402_300_800)  # 0001-01-01 to 9999-12-31
+
+E = TypeVar("E", bound=Enum)
+
+
+def wire_enum(enum: type[E], wire: Callable[[str], int], prefix: str) -> dict[int, E]:
+    """Map wire enum numbers to domain members that share their names."""
+    return {wire(f"{prefix}_{member.value}"): member for member in enum}
+
+
+CODES = wire_enum(ErrorCode, pb.ErrorCode.Value, "ERROR_CODE")
+CLASSES = wire_enum(ErrorClass, pb.ErrorClass.Value, "ERROR_CLASS")
+ACTIONS = wire_enum(Action, pb.RecoveryAction.Value, "RECOVERY_ACTION")
+OUTCOMES = wire_enum(Outcome, pb.Outcome.Value, "OUTCOME")
+WIRE_CODES = {member: number for number, member in CODES.items()}
+WIRE_CLASSES = {member: number for number, member in CLASSES.items()}
+WIRE_ACTIONS = {member: number for number, member in ACTIONS.items()}
+WIRE_OUTCOMES = {member: number for number, member in OUTCOMES.items()}
+
+
+class Violations:
+    """Collects field violations; raises them together."""
+
+    def __init__(self) -> None:
+        self.found: list[FieldViolation] = []
+
+    def add(self, field: str, description: str) -> None:
+        self.found.append(FieldViolation(field, description))
+
+    def raise_any(self) -> None:
+        if self.found:
+            raise InvalidRequest(self.found)
+
+    def identifier(self, field: str, value: str) -> str:
+        if not value.strip():
+            self.add(field, "required")
+        elif len(value) > MAX_ID_LENGTH:
+            self.add(field, f"at most {MAX_ID_LENGTH} characters, got {len(value)}")
+        return value
+
+    def attempt(self, value: int) -> int:
+        if not 1 <= value <= MAX_ATTEMPT:
+            self.add(
+                "attempt", f"must be from 1 to {MAX_ATTEMPT} (attempts count from 1), got {value}"
+            )
+        return value
+
+    def seconds(self, field: str, duration: duration_pb2.Duration) -> float:
+        """A Duration as float seconds; must be valid and not negative."""
+        seconds, nanos = duration.seconds, duration.nanos
+        if abs(seconds) > MAX_DURATION_SECONDS or abs(nanos) >= 1_000_000_000:
+            self.add(field, "out of range for a google.protobuf.Duration")
+        elif seconds * nanos < 0:
+            self.add(field, "seconds and nanos must have the same sign")
+        elif seconds < 0 or nanos < 0:
+            self.add(field, "must not be negative")
+        return seconds + nanos / 1e9
+
+    def enum(self, field: str, number: int, members: dict[int, E]) -> E | None:
+        """The domain member for a wire number; None (and a violation) when unknown."""
+        if number in members:
+            return members[number]
+        self.add(field, f"unknown enum value {number}")
+        return None
+
+
+def failure_report_from_proto(request: pb.ReportFailureRequest) -> FailureReport:
+    """The domain report; raises InvalidRequest naming every bad field."""
+    check = Violations()
+    report = FailureReport(
+        turn_id=check.identifier("turn_id", request.turn_id),
+        call_id=check.identifier("call_id", request.call_id),
+        tool=check.identifier("tool", request.tool),
+        attempt=check.attempt(request.attempt),
+        error=tool_failure_from_proto(request.error, check),
+        arguments=json_format.MessageToDict(request.arguments),
+        elapsed=check.seconds("elapsed", request.elapsed),
+    )
+    check.raise_any()
+    return report
+
+
+def tool_failure_from_proto(error: pb.ToolError, check: Violations) -> ToolFailure:
+    code = None
+    if error.code != pb.ERROR_CODE_UNSPECIFIED:
+        code = check.enum("error.code", error.code, CODES)
+    if error.http_status and not 100 <= error.http_status <= 599:
+        check.add(
+            "error.http_status", f"must be an HTTP status from 100 to 599, got {error.http_status}"
+        )
+    hint = error.WhichOneof("retry_hint")
+    retry_at = None
+    if hint == "retry_at":
+        if error.retry_at.seconds not in TIMESTAMP_SECONDS:
+            check.add("error.retry_at", "out of range for a google.protobuf.Timestamp")
+        else:
+            retry_at = error.retry_at.ToDatetime(UTC)
+    return ToolFailure(
+        code=code,
+        http_status=error.http_status or None,
+        exception_type=error.exception_type,
+        message=error.message,
+        retry_after=check.seconds("error.retry_after", error.retry_after)
+        if hint == "retry_after"
+        else None,
+        retry_at=retry_at,
+        partial_result=value_from_proto(error.partial_result)
+        if error.HasField("partial_result")
+        else None,
+    )
+
+
+def outcome_report_from_proto(request: pb.ReportOutcomeRequest) -> OutcomeReport:
+    """The domain outcome; raises InvalidRequest naming every bad field."""
+    check = Violations()
+    outcome = None
+    if request.outcome == pb.OUTCOME_UNSPECIFIED:
+        check.add("outcome", "required: OUTCOME_SUCCESS or OUTCOME_FAILURE")
+    else:
+        outcome = check.enum("outcome", request.outcome, OUTCOMES)
+    report = OutcomeReport(
+        turn_id=check.identifier("turn_id", request.turn_id),
+        call_id=check.identifier("call_id", request.call_id),
+        tool=check.identifier("tool", request.tool),
+        attempt=check.attempt(request.attempt),
+        outcome=outcome or Outcome.SUCCESS,
+        duration=check.seconds("duration", request.duration),
+        decision_id=request.decision_id,
+    )
+    check.raise_any()
+    return report
+
+
+def turn_id_from_proto(turn_id: str, *, required: bool = True) -> str:
+    check = Violations()
+    if required or turn_id:
+        check.identifier("turn_id", turn_id)
+    check.raise_any()
+    return turn_id
+
+
+def value_from_proto(value: struct_pb2.Value) -> JSONValue:
+    return json_format.MessageToDict(value)
+
+
+def value_to_proto(value: JSONValue) -> struct_pb2.Value:
+    message = struct_pb2.Value()
+    json_format.ParseDict(value, message)
+    return message
+
+
+def duration(seconds: float) -> duration_pb2.Duration:
+    message = duration_pb2.Duration()
+    message.FromTimedelta(timedelta(seconds=seconds))
+    return message
+
+
+def timestamp(moment: datetime) -> timestamp_pb2.Timestamp:
+    message = timestamp_pb2.Timestamp()
+    message.FromDatetime(moment)
+    return message
+
+
+def tool_failure_to_proto(failure: ToolFailure) -> pb.ToolError:
+    message = pb.ToolError(
+        code=WIRE_CODES[failure.code] if failure.code else pb.ERROR_CODE_UNSPECIFIED,
+        http_status=failure.http_status or 0,
+        exception_type=failure.exception_type,
+        message=failure.message,
+    )
+    if failure.retry_after is not None:
+        message.retry_after.CopyFrom(duration(failure.retry_after))
+    if failure.retry_at is not None:
+        message.retry_at.CopyFrom(timestamp(failure.retry_at))
+    if failure.partial_result is not None:
+        message.partial_result.CopyFrom(value_to_proto(failure.partial_result))
+    return message
+
+
+def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
+    verdict = decision.classification
+    message = pb.RecoveryDecision(
+        decision_id=decision.decision_id,
+        action=WIRE_ACTIONS[decision.action],
+        alternative_tool=decision.alternative_tool or "",
+        classification=pb.Classification(
+            error_class=WIRE_CLASSES[verdict.error_class],
+            code=WIRE_CODES[verdict.code],
+            rule=verdict.rule,
+        ),
+        attempts_left=decision.attempts_left,
+        reason=decision.reason,
+        llm_message=decision.llm_message,
+        user_message=decision.user_message,
+        turn_id=decision.turn_id,
+        call_id=decision.call_id,
+        tool=decision.tool,
+        attempt=decision.attempt,
+        decided_at=timestamp(decision.decided_at),
+        default_policy=decision.default_policy,
+        technical_message=decision.technical_message,
+    )
+    if decision.action is Action.RETRY:
+        message.delay.CopyFrom(duration(decision.delay))
+    if decision.next_attempt_timeout is not None:
+        message.next_attempt_timeout.CopyFrom(duration(decision.next_attempt_timeout))
+    return message
+
+
+def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
+    key = event.key
+    message = pb.TraceEvent(
+        sequence=event.sequence,
+        time=timestamp(event.time),
+        turn_id=key.turn_id,
+        call_id=key.call_id,
+        tool=key.tool,
+        attempt=key.attempt,
+    )
+    detail = event.detail
+    if isinstance(detail, FailureEvent):
+        message.failure.CopyFrom(failure_event_to_proto(detail))
+    elif isinstance(detail, OutcomeEvent):
+        message.outcome.CopyFrom(
+            pb.OutcomeEvent(
+                outcome=WIRE_OUTCOMES[detail.report.outcome],
+                duration=duration(detail.report.duration),
+                decision_id=detail.report.decision_id,
+            )
+        )
+    return message
+
+
+def failure_event_to_proto(detail: FailureEvent) -> pb.FailureEvent:
+    arguments = struct_pb2.Struct()
+    arguments.update(detail.report.arguments)
+    return pb.FailureEvent(
+        error=tool_failure_to_proto(detail.report.error),
+        arguments=arguments,
+        elapsed=duration(detail.report.elapsed),
+        decision=decision_to_proto(detail.decision),
+    )

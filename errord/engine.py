@@ -1,0 +1,171 @@
+"""The decision path: manifest -> classify -> policy -> messages -> durable trace.
+
+Pure domain code over two seams: a ``TraceLog`` that commits events (the store)
+and a ``Clock``. No gRPC and no SQL in here.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Literal, Protocol
+
+from errord.classify import classify
+from errord.clock import Clock
+from errord.errors import TurnNotFound
+from errord.ledger import RetryLedger
+from errord.manifest import ManifestSet, RetryPolicy, ToolManifest
+from errord.messages import compose
+from errord.model import (
+    Action,
+    Decision,
+    EventDetail,
+    FailureEvent,
+    FailureReport,
+    OutcomeEvent,
+    OutcomeReport,
+    ReportKey,
+    TraceEvent,
+)
+from errord.policy import DecisionContext, RecoveryPolicy, Verdict
+from errord.redact import redact
+
+log = logging.getLogger(__name__)
+
+
+class TraceLog(Protocol):
+    """Where trace events become durable (errord.store.TraceStore)."""
+
+    async def append(self, detail: EventDetail) -> tuple[TraceEvent, bool]:
+        """Commit ``detail``; return the stored event and whether it is new."""
+        ...
+
+    async def turn_events(self, turn_id: str) -> list[TraceEvent]: ...
+
+    async def call_failures(self, turn_id: str, call_id: str, tool: str) -> list[TraceEvent]: ...
+
+    async def find(
+        self, kind: Literal["failure", "outcome"], key: ReportKey
+    ) -> TraceEvent | None: ...
+
+
+def new_decision_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Engine:
+    """Decides on failures and records every report, decision and outcome."""
+
+    def __init__(
+        self,
+        manifests: ManifestSet,
+        trace: TraceLog,
+        policy: RecoveryPolicy,
+        clock: Clock,
+        *,
+        default_retry_policy: RetryPolicy | None = None,
+        default_timeout: float = 30.0,
+        new_id: Callable[[], str] = new_decision_id,
+    ) -> None:
+        self.manifests = manifests
+        self._trace = trace
+        self._policy = policy
+        self._clock = clock
+        self._new_id = new_id
+        self._default_retry_policy = default_retry_policy or RetryPolicy()
+        self._default_timeout = default_timeout
+        self._tool_names = frozenset(manifest.name for manifest in manifests)
+        self._ledger = RetryLedger(self._failure_history)
+
+    async def report_failure(self, report: FailureReport) -> tuple[Decision, bool]:
+        """The recovery decision for ``report``, committed; True if it was recorded before."""
+        context = await self._context(report)
+        decision = self._decide(context)
+        recorded = replace(report, arguments=redact(report.arguments, context.manifest.redact))
+        event, created = await self._trace.append(FailureEvent(recorded, decision))
+        assert isinstance(event.detail, FailureEvent)
+        if created:
+            self._ledger.record(event.detail)
+            log.debug(
+                "%s -> %s: %s", decision.technical_message, decision.action.value, decision.reason
+            )
+        return event.detail.decision, not created
+
+    async def report_outcome(self, report: OutcomeReport) -> tuple[TraceEvent, bool]:
+        """Record how an attempt ended; True if it was recorded before."""
+        event, created = await self._trace.append(OutcomeEvent(report))
+        return event, not created
+
+    async def turn_trace(self, turn_id: str, *, must_exist: bool = True) -> list[TraceEvent]:
+        """Every event of a turn, oldest first; TurnNotFound if none and ``must_exist``."""
+        events = await self._trace.turn_events(turn_id)
+        if not events and must_exist:
+            raise TurnNotFound(f"no trace events for turn {turn_id!r}")
+        return events
+
+    def manifest_for(self, tool: str) -> tuple[ToolManifest, bool]:
+        """The tool's manifest and whether it is the default one."""
+        manifest = self.manifests.get(tool)
+        if manifest is not None:
+            return manifest, False
+        default = ToolManifest(
+            name=tool, timeout=self._default_timeout, retry_policy=self._default_retry_policy
+        )
+        return default, True
+
+    async def _context(self, report: FailureReport) -> DecisionContext:
+        manifest, is_default = self.manifest_for(report.tool)
+        return DecisionContext(
+            report=report,
+            classification=classify(report.error, manifest.classification, report.tool),
+            manifest=manifest,
+            default_policy=is_default,
+            retry_time_spent=await self._ledger.spent(report),
+            now=self._clock.now(),
+            manifests=self._tool_names,
+        )
+
+    def _decide(self, context: DecisionContext) -> Decision:
+        verdict = self._policy.decide(context)
+        messages = compose(context, verdict)
+        report = context.report
+        return Decision(
+            decision_id=self._new_id(),
+            turn_id=report.turn_id,
+            call_id=report.call_id,
+            tool=report.tool,
+            attempt=report.attempt,
+            action=verdict.action,
+            classification=context.classification,
+            reason=with_policy_source(verdict, context),
+            llm_message=messages.llm,
+            user_message=messages.user,
+            technical_message=messages.technical,
+            decided_at=context.now,
+            delay=verdict.delay,
+            next_attempt_timeout=self._next_timeout(verdict, context.manifest),
+            alternative_tool=verdict.alternative_tool,
+            attempts_left=context.retries_left if verdict.action is Action.RETRY else 0,
+            default_policy=context.default_policy,
+        )
+
+    def _next_timeout(self, verdict: Verdict, manifest: ToolManifest) -> float | None:
+        if verdict.action is Action.RETRY:
+            return manifest.timeout
+        if verdict.alternative_tool is not None:
+            return self.manifest_for(verdict.alternative_tool)[0].timeout
+        return None
+
+    async def _failure_history(self, turn_id: str, call_id: str, tool: str) -> list[FailureEvent]:
+        events = await self._trace.call_failures(turn_id, call_id, tool)
+        return [event.detail for event in events if isinstance(event.detail, FailureEvent)]
+
+
+def with_policy_source(verdict: Verdict, context: DecisionContext) -> str:
+    if context.default_policy:
+        return (
+            f"{verdict.reason} {context.report.tool} has no manifest; the default policy applied."
+        )
+    return verdict.reason

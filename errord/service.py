@@ -1,0 +1,188 @@
+"""The ErrorHandlerService servicer: decode, validate, call the engine, map errors.
+
+Handlers take the raw request bytes and decode them here, so that undecodable
+bytes are answered with INVALID_ARGUMENT instead of grpc's own INTERNAL. Every
+expected failure maps to a status code through ``STATUS_CODES``; anything else
+is a bug, logged with its traceback and answered INTERNAL — never UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from errord_client.v1 import errord_pb2 as pb
+from google.protobuf import any_pb2, message
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from errord import convert
+from errord.engine import Engine
+from errord.errors import (
+    ErrordError,
+    FieldViolation,
+    InvalidRequest,
+    StoreError,
+    TurnNotFound,
+    WatcherFellBehind,
+)
+from errord.trace_feed import TraceFeed
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ErrorHandlerService"].full_name
+
+STATUS_CODES: dict[type[ErrordError], grpc.StatusCode] = {
+    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    TurnNotFound: grpc.StatusCode.NOT_FOUND,
+    WatcherFellBehind: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    StoreError: grpc.StatusCode.UNAVAILABLE,
+}
+
+Request = TypeVar("Request", bound=message.Message)
+Response = TypeVar("Response", bound=message.Message)
+
+
+def status_for(error: Exception) -> status_pb2.Status:
+    """The google.rpc.Status answering ``error``."""
+    code = next(
+        (status for kind, status in STATUS_CODES.items() if isinstance(error, kind)),
+        grpc.StatusCode.INTERNAL,
+    )
+    if code is grpc.StatusCode.INTERNAL:
+        log.error("bug while serving a request", exc_info=error)
+        text = "internal error in errord (logged); nothing was recorded for this request"
+    else:
+        text = str(error)
+    status = status_pb2.Status(code=code.value[0], message=text)
+    if isinstance(error, InvalidRequest):
+        status.details.append(bad_request(error.violations))
+    return status
+
+
+def bad_request(violations: tuple[FieldViolation, ...]) -> any_pb2.Any:
+    detail = error_details_pb2.BadRequest(
+        field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+            for v in violations
+        ]
+    )
+    packed = any_pb2.Any()
+    packed.Pack(detail)
+    return packed
+
+
+def decode(kind: type[Request], data: bytes) -> Request:
+    try:
+        return kind.FromString(data)
+    except message.DecodeError as error:
+        name = kind.DESCRIPTOR.name
+        raise InvalidRequest(
+            [FieldViolation("request", f"cannot decode the bytes as {name}: {error}")]
+        ) from error
+
+
+async def abort(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -> None:
+    await context.abort_with_status(rpc_status.to_status(status_for(error)))
+
+
+async def answer(
+    context: grpc.aio.ServicerContext[Any, Any], handle: Callable[[], Awaitable[Response]]
+) -> Response:
+    """Run ``handle``; answer any error it raises with its status code."""
+    try:
+        return await handle()
+    except Exception as error:  # every error is answered with a status, never UNKNOWN
+        await abort(context, error)
+        raise AssertionError("unreachable: abort raises") from error
+
+
+class ErrorHandlerService:
+    """errord.v1.ErrorHandlerService over an Engine and a TraceFeed."""
+
+    def __init__(self, engine: Engine, feed: TraceFeed) -> None:
+        self._engine = engine
+        self._feed = feed
+
+    async def report_failure(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ReportFailureResponse:
+        return await answer(context, lambda: self._report_failure(data))
+
+    async def report_outcome(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ReportOutcomeResponse:
+        return await answer(context, lambda: self._report_outcome(data))
+
+    async def get_turn_trace(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.GetTurnTraceResponse:
+        return await answer(context, lambda: self._get_turn_trace(data))
+
+    async def _report_failure(self, data: bytes) -> pb.ReportFailureResponse:
+        report = convert.failure_report_from_proto(decode(pb.ReportFailureRequest, data))
+        decision, replayed = await self._engine.report_failure(report)
+        return pb.ReportFailureResponse(
+            decision=convert.decision_to_proto(decision), replayed=replayed
+        )
+
+    async def _report_outcome(self, data: bytes) -> pb.ReportOutcomeResponse:
+        report = convert.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
+        event, replayed = await self._engine.report_outcome(report)
+        return pb.ReportOutcomeResponse(
+            event=convert.trace_event_to_proto(event), replayed=replayed
+        )
+
+    async def _get_turn_trace(self, data: bytes) -> pb.GetTurnTraceResponse:
+        turn_id = convert.turn_id_from_proto(decode(pb.GetTurnTraceRequest, data).turn_id)
+        events = await self._engine.turn_trace(turn_id)
+        return pb.GetTurnTraceResponse(events=[convert.trace_event_to_proto(e) for e in events])
+
+    async def watch_trace(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.WatchTraceResponse]:
+        subscription = None
+        try:
+            request = decode(pb.WatchTraceRequest, data)
+            turn_id = convert.turn_id_from_proto(request.turn_id, required=request.include_history)
+            subscription = self._feed.subscribe(turn_id)
+            last_sent = 0
+            if request.include_history:
+                for event in await self._engine.turn_trace(turn_id, must_exist=False):
+                    last_sent = event.sequence
+                    yield pb.WatchTraceResponse(event=convert.trace_event_to_proto(event))
+            async for event in subscription.events():
+                if event.sequence > last_sent:
+                    yield pb.WatchTraceResponse(event=convert.trace_event_to_proto(event))
+        except Exception as error:  # every error is answered with a status, never UNKNOWN
+            await abort(context, error)
+        finally:
+            if subscription is not None:
+                self._feed.unsubscribe(subscription)
+
+
+def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
+    """The service's method handlers; requests arrive as bytes, responses are serialized here."""
+    return grpc.method_handlers_generic_handler(
+        SERVICE_NAME,
+        {
+            "ReportFailure": grpc.unary_unary_rpc_method_handler(
+                service.report_failure,
+                response_serializer=pb.ReportFailureResponse.SerializeToString,
+            ),
+            "ReportOutcome": grpc.unary_unary_rpc_method_handler(
+                service.report_outcome,
+                response_serializer=pb.ReportOutcomeResponse.SerializeToString,
+            ),
+            "GetTurnTrace": grpc.unary_unary_rpc_method_handler(
+                service.get_turn_trace,
+                response_serializer=pb.GetTurnTraceResponse.SerializeToString,
+            ),
+            "WatchTrace": grpc.unary_stream_rpc_method_handler(
+                service.watch_trace,
+                response_serializer=pb.WatchTraceResponse.SerializeToString,
+            ),
+        },
+    )

@@ -1,0 +1,41 @@
+"""Test doubles at errord's seams."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+
+class FakeClock:
+    """A Clock whose time moves only when a test moves it (or something sleeps)."""
+
+    def __init__(self) -> None:
+        self.monotonic_time = 0.0
+        """What monotonic() returns; set it or advance()."""
+        self.wall_time = datetime(2026, 1, 1, tzinfo=UTC)
+        """What now() returns; set it or advance()."""
+
+    def monotonic(self) -> float:
+        return self.monotonic_time
+
+    def now(self) -> datetime:
+        return self.wall_time
+
+    async def sleep(self, seconds: float) -> None:
+        """Advance both clocks by ``seconds`` at once, then yield to the loop."""
+        self.advance(seconds)
+        await asyncio.sleep(0)
+
+    def advance(self, seconds: float) -> None:
+        self.monotonic_time += seconds
+        self.wall_time += timedelta(seconds=seconds)
+
+
+class FixedJitter:
+    """Jitter that always lands at ``fraction`` of its range: 0 is -jitter, 1 is +jitter."""
+
+    def __init__(self, fraction: float = 0.5) -> None:
+        self.fraction = fraction
+
+    def uniform(self, a: float, b: float) -> float:
+        return a + (b - a) * self.fraction

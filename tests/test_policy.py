@@ -1,0 +1,194 @@
+"""The retry policy per seed 004 section 2: backoff, jitter, attempts, total time, retry-after,
+and the fallbacks when no retry is allowed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from errord.classify import classify
+from errord.manifest import ClassificationRule, RetryPolicy, ToolManifest
+from errord.model import Action, ErrorClass, ErrorCode, FailureReport, ToolFailure
+from errord.policy import (
+    DecisionContext,
+    Escalate,
+    RecoveryPolicy,
+    RetryGate,
+    UseAlternative,
+    default_policy,
+)
+from tests.fakes import FixedJitter
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT, message="Connection timeout after 30s")
+FLIGHT_SEARCH = ToolManifest(name="flight_search")
+
+
+def context(
+    attempt: int = 1,
+    failure: ToolFailure = TIMEOUT,
+    manifest: ToolManifest = FLIGHT_SEARCH,
+    spent: float = 0.0,
+) -> DecisionContext:
+    report = FailureReport("turn", "call", manifest.name, attempt, failure, {})
+    return DecisionContext(
+        report=report,
+        classification=classify(failure, manifest.classification, manifest.name),
+        manifest=manifest,
+        default_policy=False,
+        retry_time_spent=spent,
+        now=NOW,
+    )
+
+
+def decide(jitter: float = 0.5, **kwargs: object) -> tuple[Action, float, str]:
+    verdict = default_policy(FixedJitter(jitter)).decide(context(**kwargs))  # type: ignore[arg-type]
+    return verdict.action, verdict.delay, verdict.reason
+
+
+def test_flight_search_timeout_is_retried_after_100_ms() -> None:
+    action, delay, reason = decide(attempt=1)
+    assert (action, delay) == (Action.RETRY, 0.1)
+    assert reason == "Transient error (TIMEOUT); retrying in 100 ms, attempt 2 of 5."
+
+
+@pytest.mark.parametrize(("attempt", "delay"), [(1, 0.1), (2, 0.2), (3, 0.4), (4, 0.8)])
+def test_backoff_doubles_from_100_ms_to_800_ms(attempt: int, delay: float) -> None:
+    assert decide(attempt=attempt)[:2] == (Action.RETRY, delay)
+
+
+@pytest.mark.parametrize(
+    ("attempt", "low", "high"), [(1, 0.09, 0.11), (2, 0.18, 0.22), (3, 0.36, 0.44), (4, 0.72, 0.88)]
+)
+def test_jitter_spans_plus_minus_ten_percent(attempt: int, low: float, high: float) -> None:
+    assert decide(jitter=0.0, attempt=attempt)[1] == low
+    assert decide(jitter=1.0, attempt=attempt)[1] == high
+
+
+def test_jitter_draws_from_the_whole_ten_percent_range() -> None:
+    class Recorder:
+        def __init__(self) -> None:
+            self.ranges: list[tuple[float, float]] = []
+
+        def uniform(self, a: float, b: float) -> float:
+            self.ranges.append((a, b))
+            return 0.0
+
+    recorder = Recorder()
+    default_policy(recorder).decide(context(attempt=2))
+    assert recorder.ranges == [(-0.1, 0.1)]
+
+
+def test_the_seed_example_sums_to_1563_ms_within_the_2_s_budget() -> None:
+    # seed 004 2.1: 108 + 215 + 422 + 818 = 1563 ms of delays, all granted.
+    spent = 0.0
+    for attempt, jittered in [(1, 0.108), (2, 0.215), (3, 0.422), (4, 0.818)]:
+        fraction = (jittered / (0.1 * 2 ** (attempt - 1)) - 0.9) / 0.2
+        action, delay, _ = decide(jitter=fraction, attempt=attempt, spent=spent)
+        assert (action, delay) == (Action.RETRY, jittered)
+        spent += delay
+    assert spent == pytest.approx(1.563)
+
+
+def test_the_fifth_attempt_is_the_last() -> None:
+    action, _, reason = decide(attempt=5)
+    assert action is Action.ESCALATE
+    assert "attempt 5 reached the limit of 5 attempts" in reason
+
+
+def test_a_retry_that_would_exceed_2_s_of_retry_time_is_refused() -> None:
+    assert decide(attempt=2, spent=1.8)[0] is Action.RETRY  # 1.8 + 0.2 = 2.0: within
+    action, _, reason = decide(attempt=2, spent=1.81)
+    assert action is Action.ESCALATE
+    assert "1810 ms spent retrying plus a 200 ms delay would exceed the 2000 ms retry budget" in (
+        reason
+    )
+
+
+def test_retry_after_replaces_the_computed_delay_without_jitter() -> None:
+    failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=0.3)
+    assert decide(jitter=1.0, failure=failure)[:2] == (Action.RETRY, 0.3)
+
+
+def test_retry_after_is_capped_by_the_policy_maximum() -> None:
+    failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=30.0)
+    assert decide(failure=failure)[:2] == (Action.RETRY, 0.8)
+
+
+def test_retry_at_a_timestamp_is_honoured() -> None:
+    failure = replace(TIMEOUT, retry_at=NOW + timedelta(milliseconds=450))
+    assert decide(failure=failure)[:2] == (Action.RETRY, 0.45)
+
+
+def test_retry_after_counts_against_the_total_retry_time() -> None:
+    failure = replace(TIMEOUT, retry_after=0.8)
+    assert decide(failure=failure, attempt=2, spent=1.3)[0] is Action.ESCALATE
+
+
+def test_invalid_airport_code_is_permanent_and_never_retried() -> None:
+    failure = ToolFailure(code=ErrorCode.INVALID_INPUT, message="Invalid airport code: XYZ")
+    action, _, reason = decide(failure=failure, attempt=1)
+    assert action is Action.ESCALATE
+    assert "the error is permanent (INVALID_INPUT)" in reason
+
+
+def test_manifest_override_503_permanent_is_not_retried() -> None:
+    manifest = ToolManifest(
+        name="flight_search",
+        classification=(ClassificationRule(ErrorClass.PERMANENT, http_status=503),),
+    )
+    failure = ToolFailure(http_status=503)
+    assert decide(failure=failure, manifest=manifest)[0] is Action.ESCALATE
+    assert decide(failure=failure)[0] is Action.RETRY
+
+
+def test_per_tool_overrides_change_delays_and_attempts() -> None:
+    policy = RetryPolicy(
+        initial_delay=0.05,
+        max_delay=2.0,
+        multiplier=3.0,
+        jitter=0.15,
+        max_attempts=3,
+        max_total_time=5.0,
+    )
+    manifest = ToolManifest(name="flight_search", retry_policy=policy)
+    assert decide(attempt=1, manifest=manifest)[:2] == (Action.RETRY, 0.05)
+    assert decide(jitter=0.0, attempt=1, manifest=manifest)[:2] == (Action.RETRY, 0.043)
+    assert decide(attempt=2, manifest=manifest)[:2] == (Action.RETRY, 0.15)
+    assert decide(attempt=3, manifest=manifest)[0] is Action.ESCALATE
+
+
+def test_no_retry_uses_the_first_alternative_when_there_is_one() -> None:
+    manifest = ToolManifest(name="flight_search", alternatives=("flight_search_b", "flight_c"))
+    verdict = default_policy(FixedJitter()).decide(context(attempt=5, manifest=manifest))
+    assert (verdict.action, verdict.alternative_tool) == (Action.USE_ALTERNATIVE, "flight_search_b")
+
+
+def test_a_non_idempotent_tool_is_not_retried() -> None:
+    manifest = ToolManifest(name="book_flight", idempotent=False)
+    action, _, reason = decide(manifest=manifest)
+    assert action is Action.ESCALATE
+    assert "not idempotent" in reason
+
+
+def test_gates_compose_so_new_concerns_plug_in_without_rewriting() -> None:
+    class BreakerOpen(RetryGate):
+        def __call__(self, context: DecisionContext, delay: float) -> str | None:
+            return "the breaker is open"
+
+    base = default_policy(FixedJitter())
+    policy = RecoveryPolicy(base.backoff, base.gate | BreakerOpen(), base.fallbacks)
+    verdict = policy.decide(context())
+    assert (verdict.action, verdict.reason) == (
+        Action.ESCALATE,
+        "No retry: the breaker is open; no alternative tool, escalating.",
+    )
+
+
+def test_a_policy_must_end_with_escalation() -> None:
+    base = default_policy(FixedJitter())
+    with pytest.raises(ValueError, match="last fallback must be Escalate"):
+        RecoveryPolicy(base.backoff, base.gate, (UseAlternative(),))
+    assert isinstance(base.fallbacks[-1], Escalate)
