@@ -120,7 +120,7 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         expected = " or ".join(kind.__name__ for kind in types[key])
         raise ConfigError(f"{where}: {key}: expected {expected}, got {type(value).__name__}")
     if key in ("db", "manifests"):
-        return path.parent / Path(value).expanduser()
+        return path.parent / Path(str(value)).expanduser()
     return value
 
 

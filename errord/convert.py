@@ -48,10 +48,11 @@ CODES = wire_enum(ErrorCode, pb.ErrorCode.Value, "ERROR_CODE")
 CLASSES = wire_enum(ErrorClass, pb.ErrorClass.Value, "ERROR_CLASS")
 ACTIONS = wire_enum(Action, pb.RecoveryAction.Value, "RECOVERY_ACTION")
 OUTCOMES = wire_enum(Outcome, pb.Outcome.Value, "OUTCOME")
-WIRE_CODES = {member: number for number, member in CODES.items()}
-WIRE_CLASSES = {member: number for number, member in CLASSES.items()}
-WIRE_ACTIONS = {member: number for number, member in ACTIONS.items()}
-WIRE_OUTCOMES = {member: number for number, member in OUTCOMES.items()}
+# Generated constructors take enum values by name, which keeps these maps typed.
+WIRE_CODES = {member: f"ERROR_CODE_{member.value}" for member in ErrorCode}
+WIRE_CLASSES = {member: f"ERROR_CLASS_{member.value}" for member in ErrorClass}
+WIRE_ACTIONS = {member: f"RECOVERY_ACTION_{member.value}" for member in Action}
+WIRE_OUTCOMES = {member: f"OUTCOME_{member.value}" for member in Outcome}
 
 
 class Violations:
@@ -199,7 +200,7 @@ def timestamp(moment: datetime) -> timestamp_pb2.Timestamp:
 
 def tool_failure_to_proto(failure: ToolFailure) -> pb.ToolError:
     message = pb.ToolError(
-        code=WIRE_CODES[failure.code] if failure.code else pb.ERROR_CODE_UNSPECIFIED,
+        code=WIRE_CODES[failure.code] if failure.code else "ERROR_CODE_UNSPECIFIED",
         http_status=failure.http_status or 0,
         exception_type=failure.exception_type,
         message=failure.message,

