@@ -1,0 +1,116 @@
+"""WatchTrace: a live tail of committed events, optionally for one turn, with history.
+
+A watch with history subscribes before it reads the history, so receiving the
+history proves the live subscription exists: the tests need no sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+import grpc
+import pytest
+from errord_client.v1 import errord_pb2 as pb
+from errord_client.v1 import errord_pb2_grpc
+
+from errord.errors import WatcherFellBehind
+from errord.model import Outcome, OutcomeEvent, OutcomeReport, TraceEvent
+from errord.trace_feed import Subscription, TraceFeed
+from tests.conftest import InProcessDaemon
+
+Stub = errord_pb2_grpc.ErrorHandlerServiceStub
+
+
+@pytest.fixture
+async def stub(daemon: InProcessDaemon) -> AsyncIterator[Stub]:
+    async with grpc.aio.insecure_channel(daemon.address) as channel:
+        yield errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+
+
+def report(turn_id: str, attempt: int = 1) -> pb.ReportFailureRequest:
+    return pb.ReportFailureRequest(
+        turn_id=turn_id,
+        call_id="c",
+        tool="search",
+        attempt=attempt,
+        error=pb.ToolError(code=pb.ERROR_CODE_TIMEOUT),
+    )
+
+
+async def take(stream: Any, count: int) -> list[pb.TraceEvent]:
+    """The next ``count`` events of a WatchTrace stream (fewer if it ends)."""
+    events: list[pb.TraceEvent] = []
+    while len(events) < count:
+        response = await asyncio.wait_for(stream.read(), 10)
+        if response is grpc.aio.EOF:
+            break
+        events.append(response.event)
+    return events
+
+
+def decision_ids(events: list[pb.TraceEvent]) -> list[str]:
+    return [event.failure.decision.decision_id for event in events]
+
+
+async def test_watch_with_history_replays_the_turn_then_follows_it_only(stub: Stub) -> None:
+    before = await stub.ReportFailure(report("watched"))
+    stream = stub.WatchTrace(pb.WatchTraceRequest(turn_id="watched", include_history=True))
+    assert decision_ids(await take(stream, 1)) == [before.decision.decision_id]
+    await stub.ReportFailure(report("other"))
+    after = await stub.ReportFailure(report("watched", attempt=2))
+    assert decision_ids(await take(stream, 1)) == [after.decision.decision_id]
+    stream.cancel()
+
+
+async def test_watch_ends_cleanly_when_the_daemon_shuts_down(
+    daemon: InProcessDaemon, stub: Stub
+) -> None:
+    await stub.ReportFailure(report("t"))
+    stream = stub.WatchTrace(pb.WatchTraceRequest(turn_id="t", include_history=True))
+    assert len(await take(stream, 1)) == 1
+    daemon.stop.set()
+    assert await take(stream, 1) == []
+    assert await stream.code() is grpc.StatusCode.OK
+
+
+async def test_watch_with_history_needs_a_turn(stub: Stub) -> None:
+    stream = stub.WatchTrace(pb.WatchTraceRequest(include_history=True))
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        await take(stream, 1)
+    assert failed.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert "turn_id: required" in (failed.value.details() or "")
+
+
+def outcome_event(sequence: int, turn_id: str = "t") -> TraceEvent:
+    report = OutcomeReport(turn_id, "c", "search", 1, Outcome.SUCCESS)
+    return TraceEvent(sequence, datetime(2026, 1, 1, tzinfo=UTC), OutcomeEvent(report))
+
+
+async def drain(subscription: Subscription, into: list[TraceEvent]) -> None:
+    async for event in subscription.events():
+        into.append(event)
+
+
+async def test_a_feed_delivers_only_the_subscribed_turn() -> None:
+    feed = TraceFeed()
+    subscription = feed.subscribe("t")
+    events = [outcome_event(1), outcome_event(2, turn_id="u"), outcome_event(3)]
+    feed.publish(events)
+    feed.close()
+    received: list[TraceEvent] = []
+    await drain(subscription, received)
+    assert received == [events[0], events[2]]
+
+
+async def test_a_watcher_that_falls_behind_is_told_so() -> None:
+    feed = TraceFeed(backlog=2)
+    subscription = feed.subscribe()
+    events = [outcome_event(n) for n in (1, 2, 3)]
+    feed.publish(events)
+    received: list[TraceEvent] = []
+    with pytest.raises(WatcherFellBehind, match="fell more than 2 events behind"):
+        await drain(subscription, received)
+    assert received == events[:2]
