@@ -1,0 +1,92 @@
+"""Settings: embedded defaults, TOML files with located errors, flags on top."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from errord.config import Settings, default_db_path
+from errord.errors import ConfigError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "errord.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_listen_on_loopback_without_manifests() -> None:
+    settings = Settings()
+    assert (settings.listen, settings.manifests) == ("127.0.0.1:50051", None)
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({"STATE_DIRECTORY": "/var/lib/errord:/var/lib/other"}, "/var/lib/errord/errord.db"),
+        ({"XDG_STATE_HOME": "/home/u/.state"}, "/home/u/.state/errord/errord.db"),
+        ({"HOME": "/home/u"}, "/home/u/.local/state/errord/errord.db"),
+    ],
+)
+def test_the_database_lives_in_the_state_directory(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str
+) -> None:
+    for name in ("STATE_DIRECTORY", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert default_db_path() == Path(expected)
+
+
+def test_a_toml_file_sets_everything_and_paths_are_relative_to_it(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        'listen = "unix:/run/errord.sock"\ndb = "state/e.db"\n'
+        'manifests = "tools.d"\nshutdown_grace_seconds = 2\n'
+        'log_level = "debug"\nreflection = false\n',
+    )
+    assert Settings.from_toml(path) == Settings(
+        listen="unix:/run/errord.sock",
+        db=tmp_path / "state/e.db",
+        manifests=tmp_path / "tools.d",
+        shutdown_grace_seconds=2,
+        log_level="debug",
+        reflection=False,
+    )
+
+
+def test_flags_override_the_file(tmp_path: Path) -> None:
+    settings = Settings.from_toml(write(tmp_path, 'listen = "127.0.0.1:1"\n'))
+    assert settings.override(listen="127.0.0.1:2", db=None).listen == "127.0.0.1:2"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('listen = "127.0.0.1:1"\nport = 5\n', ":2: unknown setting 'port' (known: listen, db,"),
+        ("\n\nlog_level = 3\n", ":3: log_level: expected str, got int"),
+        ('reflection = "yes"\n', ":1: reflection: expected bool, got str"),
+        ("shutdown_grace_seconds = true\n", ":1: shutdown_grace_seconds: expected int or float"),
+        (
+            '\nlisten = "localhost"\n',
+            ":2: listen: expected host:port or unix:PATH, got 'localhost'",
+        ),
+        ('listen = "[::1]:70000"\n', ":1: listen: port 70000 is above 65535"),
+        ('log_level = "loud"\n', ":1: log_level: expected one of debug, info, warning, error"),
+        ("listen = \n", "Invalid value (at line 1, column 10)"),
+    ],
+)
+def test_bad_settings_name_the_file_line_and_setting(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as failed:
+        Settings.from_toml(path)
+    assert str(failed.value).startswith(str(path))
+    assert message in str(failed.value)
+
+
+def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"missing\.toml: cannot read: No such file"):
+        Settings.from_toml(tmp_path / "missing.toml")
