@@ -40,7 +40,10 @@ class Problem:
     """What is wrong, such as ``expected an integer, got 'five'``."""
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.field}: {self.message}"
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
 
 
 class ManifestError(ErrordError):

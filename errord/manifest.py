@@ -60,7 +60,9 @@ class ClassificationRule:
 
     def __post_init__(self) -> None:
         if (self.code, self.http_status, self.exception_type, self.message) == (None,) * 4:
-            raise ValueError("a rule needs at least one of code, http_status, exception_type, message")
+            raise ValueError(
+                "a rule needs at least one of code, http_status, exception_type, message"
+            )
 
     def matches(self, failure: ToolFailure, code: ErrorCode) -> bool:
         """True when every condition the rule states holds for ``failure``."""
