@@ -1,0 +1,153 @@
+"""The errord command: `check` validates manifests; `serve` refuses to start on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import grpc
+from errord_client.v1 import errord_pb2 as pb
+from errord_client.v1 import errord_pb2_grpc
+
+from tests.conftest import errord_command, start_process, subprocess_env
+
+VALID = """\
+tools:
+  - name: flight_search
+    timeout_ms: 20000
+    classification:
+      - http_status: 503
+        class: permanent
+    alternatives: [flight_search_backup]
+  - name: flight_search_backup
+"""
+INVALID = """\
+tools:
+  - name: flight_search
+    retry_policy:
+      max_attempts: five
+  - name: hotels
+    retries: 3
+"""
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        errord_command(*args),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(),
+        check=False,
+    )
+
+
+def manifest_dir(tmp_path: Path, text: str) -> Path:
+    directory = tmp_path / "tools.d"
+    directory.mkdir()
+    (directory / "travel.yaml").write_text(text)
+    return directory
+
+
+def test_check_accepts_a_valid_directory(tmp_path: Path) -> None:
+    result = run("check", str(manifest_dir(tmp_path, VALID)))
+    assert result.returncode == 0
+    assert "2 tools valid (flight_search, flight_search_backup)" in result.stdout
+
+
+def test_check_prints_every_problem_with_file_line_and_field_and_fails(tmp_path: Path) -> None:
+    directory = manifest_dir(tmp_path, INVALID)
+    result = run("check", str(directory))
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == (
+        f"{directory}/travel.yaml:4: tools[0].retry_policy.max_attempts: "
+        "expected an integer, got 'five'"
+    )
+    assert lines[1].startswith(
+        f"{directory}/travel.yaml:6: tools[1].retries: unknown key "
+        "'retries' (did you mean 'retry_policy'?)"
+    )
+    assert lines[-1] == f"{directory}: 2 problems"
+    assert "Traceback" not in result.stderr
+
+
+def test_check_of_a_missing_directory_fails_cleanly(tmp_path: Path) -> None:
+    result = run("check", str(tmp_path / "nowhere"))
+    assert result.returncode == 1
+    assert "manifest directory does not exist" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_refuses_invalid_manifests_with_the_same_message(tmp_path: Path) -> None:
+    directory = manifest_dir(tmp_path, INVALID)
+    checked = run("check", str(directory))
+    served = run(
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--db",
+        str(tmp_path / "e.db"),
+        "--manifests",
+        str(directory),
+    )
+    assert served.returncode == 78
+    problems = checked.stderr.splitlines()[:-1]
+    assert served.stderr.splitlines() == [
+        "errord: invalid tool manifests, refusing to start:",
+        *problems,
+    ]
+    assert not (tmp_path / "e.db").exists()
+
+
+def test_serve_refuses_a_bad_config_file_naming_file_and_line(tmp_path: Path) -> None:
+    config = tmp_path / "errord.toml"
+    config.write_text('listen = "127.0.0.1:0"\nlisten_port = 5\n')
+    result = run("serve", "--config", str(config))
+    assert result.returncode == 78
+    assert result.stderr.startswith(f"errord: {config}:2: unknown setting 'listen_port'")
+
+
+def test_serve_reports_a_port_already_in_use(tmp_path: Path) -> None:
+    first = start_process("--listen", "127.0.0.1:0", "--db", str(tmp_path / "a.db"))
+    try:
+        result = run("serve", "--listen", first.address, "--db", str(tmp_path / "b.db"))
+    finally:
+        first.terminate()
+    assert result.returncode == 1
+    assert f"errord: cannot listen on {first.address}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_applies_the_manifests_it_was_given(tmp_path: Path) -> None:
+    directory = manifest_dir(tmp_path, VALID)
+    config = tmp_path / "errord.toml"
+    config.write_text(
+        json.dumps({"listen": "127.0.0.1:0"}).replace('{"listen": ', "listen = ").rstrip("}")
+        + f'\nmanifests = "{directory}"\ndb = "e.db"\n'
+    )
+    daemon = start_process("--config", str(config))
+    try:
+        with grpc.insecure_channel(daemon.address) as channel:
+            decision = (
+                errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+                .ReportFailure(
+                    pb.ReportFailureRequest(
+                        turn_id="t",
+                        call_id="c",
+                        tool="flight_search",
+                        attempt=1,
+                        error=pb.ToolError(http_status=503),
+                    )
+                )
+                .decision
+            )
+    finally:
+        assert daemon.terminate() == 0
+    assert decision.action == pb.RECOVERY_ACTION_USE_ALTERNATIVE
+    assert decision.alternative_tool == "flight_search_backup"
+    assert decision.classification.rule == "manifest:flight_search:classification[0]"
+    assert decision.next_attempt_timeout.seconds == 30
+    assert not decision.default_policy
+    assert (tmp_path / "e.db").exists()
