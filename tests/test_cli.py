@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
@@ -123,10 +122,7 @@ def test_serve_reports_a_port_already_in_use(tmp_path: Path) -> None:
 def test_serve_applies_the_manifests_it_was_given(tmp_path: Path) -> None:
     directory = manifest_dir(tmp_path, VALID)
     config = tmp_path / "errord.toml"
-    config.write_text(
-        json.dumps({"listen": "127.0.0.1:0"}).replace('{"listen": ', "listen = ").rstrip("}")
-        + f'\nmanifests = "{directory}"\ndb = "e.db"\n'
-    )
+    config.write_text(f'listen = "127.0.0.1:0"\nmanifests = "{directory}"\ndb = "e.db"\n')
     daemon = start_process("--config", str(config))
     try:
         with grpc.insecure_channel(daemon.address) as channel:
