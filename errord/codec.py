@@ -18,7 +18,7 @@ import dataclasses
 import functools
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -72,20 +72,45 @@ def time_from_text(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+Encoder: TypeAlias = Callable[[Any], Any]
+
+
 def _encode_record(record: Any) -> dict[str, Any]:
-    names = (field.name for field in dataclasses.fields(record))
-    return {name: _encode(getattr(record, name)) for name in names}
+    return {name: encode(getattr(record, name)) for name, encode in _encoders(type(record))}
 
 
-def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value):
-        return _encode_record(value)
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, datetime):
-        return time_to_text(value)
-    if isinstance(value, Mapping):
-        return dict(value)
+@functools.cache
+def _encoders(cls: type[DataclassInstance]) -> tuple[tuple[str, Encoder], ...]:
+    """How to encode each field of ``cls``, worked out once from its type hints.
+
+    Encoding is on the decision path: a plan per class keeps it to one
+    comprehension per record instead of inspecting every value.
+    """
+    return tuple((name, _encoder(hint)) for name, hint in _field_hints(cls).items())
+
+
+def _encoder(hint: Any) -> Encoder:
+    hint = _without_none(hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _unless_none(_encode_record)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return _unless_none(_enum_value)
+    if hint is datetime:
+        return _unless_none(time_to_text)
+    if typing.get_origin(hint) is Mapping:
+        return _unless_none(dict)
+    return _identity
+
+
+def _unless_none(encode: Encoder) -> Encoder:
+    return lambda value: None if value is None else encode(value)
+
+
+def _enum_value(member: Enum) -> Any:
+    return member.value
+
+
+def _identity(value: Any) -> Any:
     return value
 
 
