@@ -76,7 +76,8 @@ Encoder: TypeAlias = Callable[[Any], Any]
 
 
 def _encode_record(record: Any) -> dict[str, Any]:
-    return {name: encode(getattr(record, name)) for name, encode in _encoders(type(record))}
+    kind: type[DataclassInstance] = type(record)
+    return {name: encode(getattr(record, name)) for name, encode in _encoders(kind)}
 
 
 @functools.cache

@@ -91,8 +91,13 @@ class DaemonProcess:
 
 def start_process(*args: str, env: dict[str, str] | None = None) -> DaemonProcess:
     """Start ``errord serve ARGS`` and wait until it says where it serves."""
+    return spawn(errord_command("serve", *args), env)
+
+
+def spawn(command: list[str], env: dict[str, str] | None = None) -> DaemonProcess:
+    """Start a server process and wait until its stderr says ``serving on ADDRESS,``."""
     process = subprocess.Popen(
-        errord_command("serve", *args),
+        command,
         stderr=subprocess.PIPE,
         text=True,
         env=env or subprocess_env(),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 import pytest
@@ -21,7 +21,7 @@ from errord.model import Outcome, OutcomeEvent, OutcomeReport, TraceEvent
 from errord.trace_feed import Subscription, TraceFeed
 from tests.conftest import InProcessDaemon
 
-Stub = errord_pb2_grpc.ErrorHandlerServiceStub
+Stub: TypeAlias = Any  # the generated grpc stubs are untyped
 
 
 @pytest.fixture
