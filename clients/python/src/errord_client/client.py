@@ -1,0 +1,389 @@
+"""Typed sync and async clients for errord.v1.ErrorHandlerService.
+
+``ErrordClient`` (blocking) and ``AsyncErrordClient`` (``grpc.aio``) have the
+same methods. They turn plain Python values into wire messages (a mapping into
+``google.protobuf.Struct``, seconds into ``google.protobuf.Duration``) and
+return the generated response messages unchanged.
+
+Failed calls raise ``grpc.RpcError`` (``grpc.aio.AioRpcError`` from the async
+client): ``INVALID_ARGUMENT`` for a malformed request, whose fields
+``field_violations`` names; ``UNAVAILABLE`` when no daemon listens;
+``DEADLINE_EXCEEDED`` when ``timeout`` passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Generator, Iterator, Mapping
+from types import TracebackType
+from typing import Any, Protocol, Self, TypeVar
+
+import grpc
+import grpc.aio
+from google.protobuf import duration_pb2, struct_pb2
+
+from errord_client.v1 import errord_pb2 as pb
+from errord_client.v1 import errord_pb2_grpc
+
+DEFAULT_TARGET = "127.0.0.1:50051"
+"""Where errord listens unless configured otherwise; ``unix:/path`` works too."""
+
+_STATUS_DETAILS_KEY = "grpc-status-details-bin"
+
+_Request = TypeVar("_Request", contravariant=True)
+_Response = TypeVar("_Response", covariant=True)
+
+
+class _Unary(Protocol[_Request, _Response]):
+    """A blocking unary callable of the generated stub."""
+
+    def __call__(self, request: _Request, *, timeout: float | None = None) -> _Response: ...
+
+
+class _AsyncUnary(Protocol[_Request, _Response]):
+    """A ``grpc.aio`` unary callable of the generated stub."""
+
+    def __call__(
+        self, request: _Request, *, timeout: float | None = None
+    ) -> Awaitable[_Response]: ...
+
+
+class _StreamCall(Protocol[_Response]):
+    """A blocking server-streaming call: iterate for responses, cancel to stop."""
+
+    def __iter__(self) -> Iterator[_Response]: ...
+
+    def cancel(self) -> bool: ...
+
+
+class _AsyncStreamCall(Protocol[_Response]):
+    """A ``grpc.aio`` server-streaming call: iterate for responses, cancel to stop."""
+
+    def __aiter__(self) -> AsyncIterator[_Response]: ...
+
+    def cancel(self) -> bool: ...
+
+
+class _SyncStub(Protocol):
+    """The generated ErrorHandlerServiceStub over a blocking channel, typed."""
+
+    ReportFailure: _Unary[pb.ReportFailureRequest, pb.ReportFailureResponse]
+    ReportOutcome: _Unary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
+    GetTurnTrace: _Unary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
+    WatchTrace: _Unary[pb.WatchTraceRequest, _StreamCall[pb.WatchTraceResponse]]
+
+
+class _AsyncStub(Protocol):
+    """The generated ErrorHandlerServiceStub over a ``grpc.aio`` channel, typed."""
+
+    ReportFailure: _AsyncUnary[pb.ReportFailureRequest, pb.ReportFailureResponse]
+    ReportOutcome: _AsyncUnary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
+    GetTurnTrace: _AsyncUnary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
+    WatchTrace: _Unary[pb.WatchTraceRequest, _AsyncStreamCall[pb.WatchTraceResponse]]
+
+
+class ErrordClient:
+    """A blocking errord client.
+
+    It opens an insecure channel to ``target`` (``host:port`` or
+    ``unix:/path``) and closes it on ``close()`` or when its ``with`` block
+    ends. A ``channel`` passed in is used instead of ``target`` and never
+    closed by the client: its owner closes it.
+    """
+
+    def __init__(
+        self, target: str = DEFAULT_TARGET, *, channel: grpc.Channel | None = None
+    ) -> None:
+        self._owns_channel = channel is None
+        self._channel = grpc.insecure_channel(target) if channel is None else channel
+        self._stub: _SyncStub = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the channel if this client opened it."""
+        if self._owns_channel:
+            self._channel.close()
+
+    def report_failure(
+        self,
+        *,
+        turn_id: str,
+        call_id: str,
+        tool: str,
+        attempt: int,
+        error: pb.ToolError | None = None,
+        code: pb.ErrorCode | str = pb.ERROR_CODE_UNSPECIFIED,
+        message: str = "",
+        http_status: int = 0,
+        exception_type: str = "",
+        retry_after: float | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        elapsed: float | None = None,
+        timeout: float | None = None,
+    ) -> pb.ReportFailureResponse:
+        """Report one failed attempt and return errord's recovery decision.
+
+        Describe the failure either with a ready ``error`` or with the fields
+        ``code``, ``message``, ``http_status``, ``exception_type`` and
+        ``retry_after`` (seconds), not both. ``arguments`` is the tool input;
+        ``elapsed`` how many seconds the attempt ran; ``timeout`` the RPC
+        deadline in seconds. Raises ValueError when both forms are given.
+        """
+        tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
+        request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
+        return self._stub.ReportFailure(request, timeout=timeout)
+
+    def report_outcome(
+        self,
+        *,
+        turn_id: str,
+        call_id: str,
+        tool: str,
+        attempt: int,
+        success: bool,
+        duration: float | None = None,
+        decision_id: str = "",
+        timeout: float | None = None,
+    ) -> pb.ReportOutcomeResponse:
+        """Record how an attempt ended; ``duration`` in seconds, ``decision_id`` it followed."""
+        request = _outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
+        return self._stub.ReportOutcome(request, timeout=timeout)
+
+    def get_turn_trace(self, turn_id: str, *, timeout: float | None = None) -> list[pb.TraceEvent]:
+        """Return every trace event of one turn, oldest first."""
+        request = pb.GetTurnTraceRequest(turn_id=turn_id)
+        return list(self._stub.GetTurnTrace(request, timeout=timeout).events)
+
+    def watch_trace(
+        self, turn_id: str = "", *, include_history: bool = False
+    ) -> Generator[pb.TraceEvent, None, None]:
+        """Yield trace events as errord commits them, until the stream ends.
+
+        Only events of ``turn_id`` when given, that turn's recorded events
+        first with ``include_history``. The call starts at the first ``next()``
+        and is cancelled when the iterator is closed.
+        """
+        request = pb.WatchTraceRequest(turn_id=turn_id, include_history=include_history)
+        call = self._stub.WatchTrace(request)
+        try:
+            for response in call:
+                yield response.event
+        finally:
+            call.cancel()
+
+
+class AsyncErrordClient:
+    """An asyncio errord client on ``grpc.aio``, with the methods of ErrordClient.
+
+    It opens an insecure channel to ``target`` and closes it on ``await
+    close()`` or when its ``async with`` block ends; a ``channel`` passed in
+    is never closed by the client.
+    """
+
+    def __init__(
+        self, target: str = DEFAULT_TARGET, *, channel: grpc.aio.Channel | None = None
+    ) -> None:
+        self._owns_channel = channel is None
+        self._channel = grpc.aio.insecure_channel(target) if channel is None else channel
+        self._stub: _AsyncStub = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the channel if this client opened it."""
+        if self._owns_channel:
+            await self._channel.close()
+
+    async def report_failure(
+        self,
+        *,
+        turn_id: str,
+        call_id: str,
+        tool: str,
+        attempt: int,
+        error: pb.ToolError | None = None,
+        code: pb.ErrorCode | str = pb.ERROR_CODE_UNSPECIFIED,
+        message: str = "",
+        http_status: int = 0,
+        exception_type: str = "",
+        retry_after: float | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        elapsed: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> pb.ReportFailureResponse:
+        """Report one failed attempt; see ErrordClient.report_failure."""
+        tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
+        request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
+        return await self._stub.ReportFailure(request, timeout=timeout)
+
+    async def report_outcome(
+        self,
+        *,
+        turn_id: str,
+        call_id: str,
+        tool: str,
+        attempt: int,
+        success: bool,
+        duration: float | None = None,
+        decision_id: str = "",
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> pb.ReportOutcomeResponse:
+        """Record how an attempt ended; see ErrordClient.report_outcome."""
+        request = _outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
+        return await self._stub.ReportOutcome(request, timeout=timeout)
+
+    async def get_turn_trace(
+        self,
+        turn_id: str,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> list[pb.TraceEvent]:
+        """Return every trace event of one turn, oldest first."""
+        request = pb.GetTurnTraceRequest(turn_id=turn_id)
+        return list((await self._stub.GetTurnTrace(request, timeout=timeout)).events)
+
+    async def watch_trace(
+        self, turn_id: str = "", *, include_history: bool = False
+    ) -> AsyncGenerator[pb.TraceEvent, None]:
+        """Yield trace events as errord commits them; see ErrordClient.watch_trace.
+
+        The call is cancelled when the iterator is closed: leave early through
+        ``contextlib.aclosing`` rather than leaving that to garbage collection.
+        """
+        request = pb.WatchTraceRequest(turn_id=turn_id, include_history=include_history)
+        call = self._stub.WatchTrace(request)
+        try:
+            async for response in call:
+                yield response.event
+        finally:
+            call.cancel()
+
+
+def field_violations(error: grpc.RpcError) -> list[tuple[str, str]]:
+    """Return the ``(field, description)`` pairs of an INVALID_ARGUMENT error.
+
+    errord names each bad request field in a ``google.rpc.BadRequest`` detail
+    of the status it sends in the ``grpc-status-details-bin`` trailer; an
+    error without one gives ``[]``. Decoding needs the ``google.rpc`` messages
+    of googleapis-common-protos: install ``errord-client[status]``.
+    """
+    try:
+        from google.rpc import error_details_pb2, status_pb2
+    except ImportError as missing:
+        raise ImportError(
+            "field_violations needs google.rpc: pip install 'errord-client[status]'"
+        ) from missing
+    status = status_pb2.Status.FromString(_status_details(error))
+    violations: list[tuple[str, str]] = []
+    for detail in status.details:
+        bad_request = error_details_pb2.BadRequest()
+        if detail.Unpack(bad_request):
+            violations.extend((v.field, v.description) for v in bad_request.field_violations)
+    return violations
+
+
+def _status_details(error: grpc.RpcError) -> bytes:
+    """The serialized google.rpc.Status an error carries, or b"" when it carries none."""
+    trailing_metadata = getattr(error, "trailing_metadata", None)
+    for key, value in (trailing_metadata() if trailing_metadata else None) or ():
+        if key == _STATUS_DETAILS_KEY:
+            return bytes(value)
+    return b""
+
+
+def _tool_error(
+    error: pb.ToolError | None,
+    code: pb.ErrorCode | str,
+    message: str,
+    http_status: int,
+    exception_type: str,
+    retry_after: float | None,
+) -> pb.ToolError:
+    """Build the ToolError from the convenience fields, or pass ``error`` through."""
+    fields = pb.ToolError(
+        code=code,
+        message=message,
+        http_status=http_status,
+        exception_type=exception_type,
+        retry_after=_duration(retry_after),
+    )
+    if error is None:
+        return fields
+    if fields.ListFields():
+        given = ", ".join(field.name for field, _ in fields.ListFields())
+        raise ValueError(f"report_failure: pass error= or the error fields, not both (got {given})")
+    return error
+
+
+def _failure_request(
+    turn_id: str,
+    call_id: str,
+    tool: str,
+    attempt: int,
+    error: pb.ToolError,
+    arguments: Mapping[str, Any] | None,
+    elapsed: float | None,
+) -> pb.ReportFailureRequest:
+    return pb.ReportFailureRequest(
+        turn_id=turn_id,
+        call_id=call_id,
+        tool=tool,
+        attempt=attempt,
+        error=error,
+        arguments=None if arguments is None else _struct(arguments),
+        elapsed=_duration(elapsed),
+    )
+
+
+def _outcome_request(
+    turn_id: str,
+    call_id: str,
+    tool: str,
+    attempt: int,
+    success: bool,
+    duration: float | None,
+    decision_id: str,
+) -> pb.ReportOutcomeRequest:
+    return pb.ReportOutcomeRequest(
+        turn_id=turn_id,
+        call_id=call_id,
+        tool=tool,
+        attempt=attempt,
+        outcome=pb.OUTCOME_SUCCESS if success else pb.OUTCOME_FAILURE,
+        duration=_duration(duration),
+        decision_id=decision_id,
+    )
+
+
+def _struct(mapping: Mapping[str, Any]) -> struct_pb2.Struct:
+    """A JSON-like mapping as a Struct; raises ValueError for values JSON cannot hold."""
+    struct = struct_pb2.Struct()
+    struct.update(mapping)
+    return struct
+
+
+def _duration(seconds: float | None) -> duration_pb2.Duration | None:
+    """Seconds as a Duration, to the nanosecond; None stays unset."""
+    if seconds is None:
+        return None
+    duration = duration_pb2.Duration()
+    duration.FromNanoseconds(round(seconds * 1_000_000_000))
+    return duration

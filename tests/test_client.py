@@ -1,0 +1,430 @@
+"""ErrordClient and AsyncErrordClient against a real grpc.aio server on port 0.
+
+The server runs a recording servicer on the test's event loop; the blocking
+client runs in a worker thread (``InThread``) so it never blocks that loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+import pytest_asyncio
+from errord_client import DEFAULT_TARGET, AsyncErrordClient, ErrordClient, field_violations, pb
+from errord_client.v1 import errord_pb2_grpc
+from google.protobuf import any_pb2, duration_pb2, json_format
+from google.protobuf.message import Message
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from errord.config import Settings
+from tests.conftest import start_in_process
+
+DECISION = pb.RecoveryDecision(decision_id="d-1", action=pb.RECOVERY_ACTION_RETRY, turn_id="t-1")
+OUTCOME_EVENT = pb.TraceEvent(sequence=3, turn_id="t-1", outcome=pb.OutcomeEvent(decision_id="d-1"))
+EVENTS = [
+    pb.TraceEvent(sequence=1, turn_id="t-1", call_id="c-1", tool="search", attempt=1),
+    pb.TraceEvent(sequence=2, turn_id="t-1", call_id="c-1", tool="search", attempt=2),
+]
+CALL: dict[str, Any] = {"turn_id": "t-1", "call_id": "c-1", "tool": "search", "attempt": 2}
+
+
+class RecordingServicer(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: ignore[misc]  # generated base is untyped
+    """Records every request and its deadline, and answers with canned responses.
+
+    Like errord, it rejects an empty turn_id with INVALID_ARGUMENT carrying a
+    google.rpc.BadRequest detail, and an unknown turn with a bare NOT_FOUND.
+    WatchTrace streams EVENTS, then ends; with ``follow`` set it then waits,
+    so ``watch_ended`` is set only once the client cancels the stream.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[Message] = []
+        self.deadlines: list[float | None] = []
+        self.follow = False
+        self.watch_ended = asyncio.Event()
+
+    async def ReportFailure(  # noqa: N802 - generated name
+        self, request: pb.ReportFailureRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ReportFailureResponse:
+        await self._record(request, context)
+        return pb.ReportFailureResponse(decision=DECISION)
+
+    async def ReportOutcome(  # noqa: N802 - generated name
+        self, request: pb.ReportOutcomeRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ReportOutcomeResponse:
+        await self._record(request, context)
+        return pb.ReportOutcomeResponse(event=OUTCOME_EVENT, replayed=True)
+
+    async def GetTurnTrace(  # noqa: N802 - generated name
+        self, request: pb.GetTurnTraceRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetTurnTraceResponse:
+        await self._record(request, context)
+        if request.turn_id == "unknown":
+            await context.abort(grpc.StatusCode.NOT_FOUND, "no such turn")
+        return pb.GetTurnTraceResponse(events=EVENTS)
+
+    async def WatchTrace(  # noqa: N802 - generated name
+        self, request: pb.WatchTraceRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.WatchTraceResponse]:
+        self.requests.append(request)
+        try:
+            for event in EVENTS:
+                yield pb.WatchTraceResponse(event=event)
+            if self.follow:
+                await asyncio.Event().wait()
+        finally:  # CancelledError or GeneratorExit, whichever the cancel interrupts
+            self.watch_ended.set()
+
+    async def _record(self, request: Message, context: grpc.aio.ServicerContext) -> None:
+        self.requests.append(request)
+        self.deadlines.append(context.time_remaining())
+        if not getattr(request, "turn_id"):  # noqa: B009 - every recorded request has one
+            await context.abort_with_status(rpc_status.to_status(_bad_request("turn_id")))
+
+
+def _bad_request(field: str) -> status_pb2.Status:
+    detail = any_pb2.Any()
+    violation = error_details_pb2.BadRequest.FieldViolation(
+        field=field, description="must not be empty"
+    )
+    detail.Pack(error_details_pb2.BadRequest(field_violations=[violation]))
+    return status_pb2.Status(
+        code=code_pb2.INVALID_ARGUMENT, message=f"{field}: must not be empty", details=[detail]
+    )
+
+
+@dataclass
+class Daemon:
+    """A running test server: its servicer and the two addresses it listens on."""
+
+    servicer: RecordingServicer
+    target: str
+    unix_target: str
+
+
+class InThread:
+    """An ErrordClient whose blocking calls run in a worker thread, off the server's loop."""
+
+    def __init__(self, client: ErrordClient) -> None:
+        self.client = client
+
+    async def report_failure(self, **fields: Any) -> pb.ReportFailureResponse:
+        return await asyncio.to_thread(functools.partial(self.client.report_failure, **fields))
+
+    async def report_outcome(self, **fields: Any) -> pb.ReportOutcomeResponse:
+        return await asyncio.to_thread(functools.partial(self.client.report_outcome, **fields))
+
+    async def get_turn_trace(self, turn_id: str, **fields: Any) -> list[pb.TraceEvent]:
+        call = functools.partial(self.client.get_turn_trace, turn_id, **fields)
+        return await asyncio.to_thread(call)
+
+
+@pytest_asyncio.fixture
+async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
+    servicer = RecordingServicer()
+    server = grpc.aio.server()
+    errord_pb2_grpc.add_ErrorHandlerServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    unix_target = f"unix:{tmp_path / 'errord.sock'}"
+    server.add_insecure_port(unix_target)
+    await server.start()
+    yield Daemon(servicer, f"127.0.0.1:{port}", unix_target)
+    await server.stop(None)
+
+
+@pytest_asyncio.fixture(params=["sync", "async"])
+async def client(
+    request: pytest.FixtureRequest, daemon: Daemon
+) -> AsyncIterator[InThread | AsyncErrordClient]:
+    if request.param == "sync":
+        with ErrordClient(daemon.target) as blocking:
+            yield InThread(blocking)
+    else:
+        async with AsyncErrordClient(daemon.target) as aio:
+            yield aio
+
+
+def _seconds(duration: duration_pb2.Duration) -> float:
+    return duration.ToNanoseconds() / 1e9
+
+
+@pytest.mark.asyncio
+async def test_report_failure_sends_error_fields_struct_arguments_and_durations(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    arguments = {"query": "paris", "limit": 3, "filters": {"nonstop": True}, "tags": ["a", None]}
+
+    response = await client.report_failure(
+        **CALL,
+        code=pb.ERROR_CODE_RATE_LIMITED,
+        message="429 Too Many Requests",
+        http_status=429,
+        exception_type="HTTPStatusError",
+        retry_after=2.5,
+        arguments=arguments,
+        elapsed=0.125,
+    )
+
+    assert response == pb.ReportFailureResponse(decision=DECISION)
+    [sent] = daemon.servicer.requests
+    assert isinstance(sent, pb.ReportFailureRequest)
+    assert (sent.turn_id, sent.call_id, sent.tool, sent.attempt) == ("t-1", "c-1", "search", 2)
+    assert sent.error.code == pb.ERROR_CODE_RATE_LIMITED
+    assert sent.error.message == "429 Too Many Requests"
+    assert sent.error.http_status == 429
+    assert sent.error.exception_type == "HTTPStatusError"
+    assert _seconds(sent.error.retry_after) == 2.5
+    assert json_format.MessageToDict(sent.arguments) == arguments
+    assert _seconds(sent.elapsed) == 0.125
+
+
+@pytest.mark.asyncio
+async def test_report_failure_sends_a_given_tool_error_unchanged(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    error = pb.ToolError(code=pb.ERROR_CODE_UNAVAILABLE, message="503")
+    error.retry_at.FromSeconds(1_800_000_000)
+    error.partial_result.string_value = "half a page"
+
+    await client.report_failure(**CALL, error=error)
+
+    [sent] = daemon.servicer.requests
+    assert isinstance(sent, pb.ReportFailureRequest)
+    assert sent.error == error
+
+
+@pytest.mark.asyncio
+async def test_report_failure_leaves_omitted_optional_fields_unset(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    await client.report_failure(**CALL)
+
+    [sent] = daemon.servicer.requests
+    assert isinstance(sent, pb.ReportFailureRequest)
+    assert sent.error == pb.ToolError()
+    assert not sent.HasField("arguments")
+    assert not sent.HasField("elapsed")
+
+
+@pytest.mark.asyncio
+async def test_report_failure_rejects_error_together_with_error_fields_before_sending(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    with pytest.raises(ValueError, match=r"not both \(got message, retry_after\)"):
+        await client.report_failure(**CALL, error=pb.ToolError(), message="boom", retry_after=1)
+
+    assert daemon.servicer.requests == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("success", "outcome"),
+    [(True, pb.OUTCOME_SUCCESS), (False, pb.OUTCOME_FAILURE)],
+    ids=["success", "failure"],
+)
+async def test_report_outcome_sends_success_as_outcome_with_duration_and_decision(
+    client: InThread | AsyncErrordClient,
+    daemon: Daemon,
+    success: bool,
+    outcome: pb.Outcome,
+) -> None:
+    response = await client.report_outcome(**CALL, success=success, duration=1.5, decision_id="d-1")
+
+    assert response == pb.ReportOutcomeResponse(event=OUTCOME_EVENT, replayed=True)
+    [sent] = daemon.servicer.requests
+    assert sent == pb.ReportOutcomeRequest(
+        **CALL,
+        outcome=outcome,
+        duration=duration_pb2.Duration(seconds=1, nanos=500_000_000),
+        decision_id="d-1",
+    )
+
+
+@pytest.mark.asyncio
+async def test_get_turn_trace_returns_the_turns_events_as_a_list(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    events = await client.get_turn_trace("t-1")
+
+    assert events == EVENTS
+    assert daemon.servicer.requests == [pb.GetTurnTraceRequest(turn_id="t-1")]
+
+
+@pytest.mark.asyncio
+async def test_timeout_becomes_the_calls_deadline_and_none_sends_no_deadline(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    await client.get_turn_trace("t-1", timeout=30)
+    await client.get_turn_trace("t-1")
+
+    with_timeout, without = daemon.servicer.deadlines
+    assert with_timeout == pytest.approx(30, abs=1)
+    assert without is None
+
+
+@pytest.mark.asyncio
+async def test_field_violations_names_the_bad_fields_of_an_invalid_argument(
+    client: InThread | AsyncErrordClient,
+) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        await client.report_failure(**{**CALL, "turn_id": ""})
+
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert field_violations(caught.value) == [("turn_id", "must not be empty")]
+
+
+@pytest.mark.asyncio
+async def test_field_violations_is_empty_for_an_error_without_status_details(
+    client: InThread | AsyncErrordClient,
+) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        await client.get_turn_trace("unknown")
+
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    assert field_violations(caught.value) == []
+
+
+@pytest.mark.asyncio
+async def test_sync_watch_trace_yields_each_streamed_event_for_the_requested_turn(
+    daemon: Daemon,
+) -> None:
+    with ErrordClient(daemon.target) as client:
+        stream = client.watch_trace("t-1", include_history=True)
+        events = await asyncio.to_thread(list, stream)
+
+    assert events == EVENTS
+    assert daemon.servicer.requests == [pb.WatchTraceRequest(turn_id="t-1", include_history=True)]
+
+
+@pytest.mark.asyncio
+async def test_async_watch_trace_yields_each_streamed_event_for_the_requested_turn(
+    daemon: Daemon,
+) -> None:
+    async with AsyncErrordClient(daemon.target) as client:
+        events = [event async for event in client.watch_trace("t-1", include_history=True)]
+
+    assert events == EVENTS
+    assert daemon.servicer.requests == [pb.WatchTraceRequest(turn_id="t-1", include_history=True)]
+
+
+@pytest.mark.asyncio
+async def test_closing_the_sync_watch_trace_iterator_cancels_the_stream(daemon: Daemon) -> None:
+    daemon.servicer.follow = True
+
+    def first_then_close(client: ErrordClient) -> pb.TraceEvent:
+        stream = client.watch_trace()
+        first = next(stream)
+        stream.close()
+        return first
+
+    with ErrordClient(daemon.target) as client:
+        assert await asyncio.to_thread(first_then_close, client) == EVENTS[0]
+        await asyncio.wait_for(daemon.servicer.watch_ended.wait(), timeout=10)
+
+
+@pytest.mark.asyncio
+async def test_closing_the_async_watch_trace_iterator_cancels_the_stream(daemon: Daemon) -> None:
+    daemon.servicer.follow = True
+
+    async with AsyncErrordClient(daemon.target) as client:
+        async with contextlib.aclosing(client.watch_trace()) as stream:
+            assert await anext(stream) == EVENTS[0]
+        await asyncio.wait_for(daemon.servicer.watch_ended.wait(), timeout=10)
+
+
+@pytest.mark.asyncio
+async def test_sync_client_closes_the_channel_it_opened(daemon: Daemon) -> None:
+    with ErrordClient(daemon.target) as client:
+        pass
+
+    with pytest.raises(ValueError, match="closed channel"):
+        await asyncio.to_thread(client.get_turn_trace, "t-1")
+
+
+@pytest.mark.asyncio
+async def test_sync_client_leaves_a_channel_passed_in_open(daemon: Daemon) -> None:
+    with grpc.insecure_channel(daemon.target) as channel:
+        with ErrordClient(channel=channel):
+            pass
+
+        events = await asyncio.to_thread(ErrordClient(channel=channel).get_turn_trace, "t-1")
+
+    assert events == EVENTS
+
+
+@pytest.mark.asyncio
+async def test_async_client_closes_the_channel_it_opened(daemon: Daemon) -> None:
+    async with AsyncErrordClient(daemon.target) as client:
+        pass
+
+    with pytest.raises(grpc.aio.UsageError, match="closed"):
+        await client.get_turn_trace("t-1")
+
+
+@pytest.mark.asyncio
+async def test_async_client_leaves_a_channel_passed_in_open(daemon: Daemon) -> None:
+    async with grpc.aio.insecure_channel(daemon.target) as channel:
+        async with AsyncErrordClient(channel=channel):
+            pass
+
+        events = await AsyncErrordClient(channel=channel).get_turn_trace("t-1")
+
+    assert events == EVENTS
+
+
+@pytest.mark.asyncio
+async def test_both_clients_reach_errord_on_a_unix_socket_target(daemon: Daemon) -> None:
+    with ErrordClient(daemon.unix_target) as blocking:
+        assert await asyncio.to_thread(blocking.get_turn_trace, "t-1") == EVENTS
+    async with AsyncErrordClient(daemon.unix_target) as aio:
+        assert await aio.get_turn_trace("t-1") == EVENTS
+
+
+def test_default_target_is_errords_local_port() -> None:
+    assert DEFAULT_TARGET == "127.0.0.1:50051"
+
+
+async def test_the_async_client_against_the_real_daemon(tmp_path: Path) -> None:
+    """The typed client and the daemon speak the same generated contract end to end."""
+    errord = await start_in_process(Settings(listen="127.0.0.1:0", db=tmp_path / "e.db"))
+    async with AsyncErrordClient(errord.address) as client:
+        response = await client.report_failure(
+            turn_id="real",
+            call_id="call_1",
+            tool="flight_search",
+            attempt=1,
+            code="ERROR_CODE_TIMEOUT",
+            message="Connection timeout after 30s",
+            arguments={"origin": "SFO"},
+            elapsed=30.0,
+        )
+        await client.report_outcome(
+            turn_id="real",
+            call_id="call_1",
+            tool="flight_search",
+            attempt=2,
+            success=True,
+            duration=0.4,
+            decision_id=response.decision.decision_id,
+        )
+        events = await client.get_turn_trace("real")
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await client.report_failure(turn_id="real", call_id="", tool="t", attempt=0)
+    errord.stop.set()
+    await errord.task
+    assert response.decision.action == pb.RECOVERY_ACTION_RETRY
+    assert [event.WhichOneof("event") for event in events] == ["failure", "outcome"]
+    assert events[1].outcome.decision_id == response.decision.decision_id
+    assert field_violations(failed.value) == [
+        ("call_id", "required"),
+        ("attempt", "must be from 1 to 10000 (attempts count from 1), got 0"),
+    ]
