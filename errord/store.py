@@ -314,7 +314,8 @@ def _event_of(row: Any) -> TraceEvent:
 
 async def _connect(path: Path) -> aiosqlite.Connection:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # The trace holds tool inputs (redacted, still private): a new directory is owner-only.
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         return await aiosqlite.connect(path)
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc

@@ -410,3 +410,9 @@ async def test_reads_after_close_raise_store_error(store: TraceStore) -> None:
 async def test_close_is_idempotent(store: TraceStore) -> None:
     await asyncio.gather(store.close(), store.close())
     await store.close()
+
+
+async def test_a_new_database_directory_is_private_to_its_owner(tmp_path: Path) -> None:
+    store = await TraceStore.open(tmp_path / "state" / "errord.db", FakeClock())
+    await store.close()
+    assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
