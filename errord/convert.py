@@ -32,6 +32,10 @@ from errord.model import (
 )
 
 MAX_ID_LENGTH = 512
+MAX_TEXT_LENGTH = 16_384
+"""Characters of an error message; a report must stay far below gRPC's 4 MiB message cap."""
+MAX_JSON_BYTES = 262_144
+"""Serialized bytes of the arguments, and of a partial result."""
 MAX_ATTEMPT = 10_000
 MAX_DURATION_SECONDS = 315_576_000_000  # google.protobuf.Duration's range
 TIMESTAMP_SECONDS = range(-62_135_596_800, 253_402_300_800)  # 0001-01-01 to 9999-12-31
@@ -75,6 +79,29 @@ class Violations:
             self.add(field, f"at most {MAX_ID_LENGTH} characters, got {len(value)}")
         return value
 
+    def text(self, field: str, value: str, limit: int = MAX_TEXT_LENGTH) -> str:
+        if len(value) > limit:
+            self.add(field, f"at most {limit} characters, got {len(value)}")
+        return value
+
+    def json(self, field: str, message: struct_pb2.Struct | struct_pb2.Value) -> JSONValue:
+        """A Struct or Value as plain JSON; must be finite and at most MAX_JSON_BYTES."""
+        size = message.ByteSize()
+        if size > MAX_JSON_BYTES:
+            self.add(field, f"at most {MAX_JSON_BYTES} bytes serialized, got {size}")
+            return None
+        try:
+            return json_format.MessageToDict(message)
+        except ValueError:  # NaN and Infinity have no JSON form
+            self.add(field, "numbers must be finite (NaN and Infinity are not JSON)")
+            return None
+
+    def moment(self, field: str, timestamp: timestamp_pb2.Timestamp) -> datetime | None:
+        if timestamp.seconds not in TIMESTAMP_SECONDS or not 0 <= timestamp.nanos < 1_000_000_000:
+            self.add(field, "out of range for a google.protobuf.Timestamp")
+            return None
+        return timestamp.ToDatetime(UTC)
+
     def attempt(self, value: int) -> int:
         if not 1 <= value <= MAX_ATTEMPT:
             self.add(
@@ -110,7 +137,7 @@ def failure_report_from_proto(request: pb.ReportFailureRequest) -> FailureReport
         tool=check.identifier("tool", request.tool),
         attempt=check.attempt(request.attempt),
         error=tool_failure_from_proto(request.error, check),
-        arguments=json_format.MessageToDict(request.arguments),
+        arguments=check.json("arguments", request.arguments) or {},
         elapsed=check.seconds("elapsed", request.elapsed),
     )
     check.raise_any()
@@ -126,22 +153,16 @@ def tool_failure_from_proto(error: pb.ToolError, check: Violations) -> ToolFailu
             "error.http_status", f"must be an HTTP status from 100 to 599, got {error.http_status}"
         )
     hint = error.WhichOneof("retry_hint")
-    retry_at = None
-    if hint == "retry_at":
-        if error.retry_at.seconds not in TIMESTAMP_SECONDS:
-            check.add("error.retry_at", "out of range for a google.protobuf.Timestamp")
-        else:
-            retry_at = error.retry_at.ToDatetime(UTC)
     return ToolFailure(
         code=code,
         http_status=error.http_status or None,
-        exception_type=error.exception_type,
-        message=error.message,
+        exception_type=check.text("error.exception_type", error.exception_type, MAX_ID_LENGTH),
+        message=check.text("error.message", error.message),
         retry_after=check.seconds("error.retry_after", error.retry_after)
         if hint == "retry_after"
         else None,
-        retry_at=retry_at,
-        partial_result=value_from_proto(error.partial_result)
+        retry_at=check.moment("error.retry_at", error.retry_at) if hint == "retry_at" else None,
+        partial_result=check.json("error.partial_result", error.partial_result)
         if error.HasField("partial_result")
         else None,
     )
@@ -162,7 +183,7 @@ def outcome_report_from_proto(request: pb.ReportOutcomeRequest) -> OutcomeReport
         attempt=check.attempt(request.attempt),
         outcome=outcome or Outcome.SUCCESS,
         duration=check.seconds("duration", request.duration),
-        decision_id=request.decision_id,
+        decision_id=check.text("decision_id", request.decision_id, MAX_ID_LENGTH),
     )
     check.raise_any()
     return report
@@ -174,10 +195,6 @@ def turn_id_from_proto(turn_id: str, *, required: bool = True) -> str:
         check.identifier("turn_id", turn_id)
     check.raise_any()
     return turn_id
-
-
-def value_from_proto(value: struct_pb2.Value) -> JSONValue:
-    return json_format.MessageToDict(value)
 
 
 def value_to_proto(value: JSONValue) -> struct_pb2.Value:

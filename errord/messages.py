@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from errord.model import Action, ErrorClass, ErrorCode, JSONValue
 from errord.policy import DecisionContext, Verdict
 
+ECHOED_ERROR_LENGTH = 2_000
+"""Characters of the tool's error message repeated in the model's and the log's text."""
 CALLER_ERRORS = frozenset({ErrorCode.INVALID_INPUT, ErrorCode.SCHEMA_VIOLATION})
 PLACEHOLDERS: dict[str, JSONValue] = {
     "string": "<string>",
@@ -47,9 +49,16 @@ def technical(context: DecisionContext) -> str:
     if error.exception_type:
         parts.append(error.exception_type)
     if error.message:
-        parts.append(error.message)
+        parts.append(clip(error.message))
     verdict = context.classification
     return f"{': '.join(parts)} [{verdict.code.value}, {verdict.error_class.value}, {verdict.rule}]"
+
+
+def clip(text: str, limit: int = ECHOED_ERROR_LENGTH) -> str:
+    """``text``, cut to ``limit`` characters with a marker saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit} more characters]"
 
 
 def llm_message(context: DecisionContext, verdict: Verdict) -> str:
@@ -57,7 +66,7 @@ def llm_message(context: DecisionContext, verdict: Verdict) -> str:
     kind = context.classification.error_class.value.lower()
     lines = [f"Tool call failed: {tool} ({code.value}, {kind})."]
     if context.report.error.message:
-        lines.append(f"Error: {context.report.error.message}")
+        lines.append(f"Error: {clip(context.report.error.message)}")
     lines.extend(guidance(context, verdict))
     return "\n".join(lines)
 

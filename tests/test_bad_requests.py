@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 import pytest
 from errord_client.v1 import errord_pb2 as pb
-from google.protobuf import duration_pb2
+from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
+from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
@@ -51,11 +53,21 @@ async def violations(channel: grpc.aio.Channel, method: str, payload: bytes) -> 
 def failure(**fields: Any) -> bytes:
     request = pb.ReportFailureRequest(turn_id="t", call_id="c", tool="search", attempt=1)
     for name, value in fields.items():
-        if isinstance(value, duration_pb2.Duration | pb.ToolError):
+        if isinstance(value, Message):
             getattr(request, name).CopyFrom(value)
         else:
             setattr(request, name, value)
     return request.SerializeToString()
+
+
+def struct(**values: Any) -> struct_pb2.Struct:
+    message = struct_pb2.Struct()
+    message.update(values)
+    return message
+
+
+def number(value: float) -> struct_pb2.Value:
+    return struct_pb2.Value(number_value=value)
 
 
 @pytest.mark.parametrize(
@@ -78,6 +90,31 @@ def failure(**fields: Any) -> bytes:
             {"error": pb.ToolError(retry_after=duration_pb2.Duration(seconds=1, nanos=-1))},
             "error.retry_after",
             "seconds and nanos must have the same sign",
+        ),
+        (
+            {"error": pb.ToolError(retry_at=timestamp_pb2.Timestamp(seconds=1, nanos=-5))},
+            "error.retry_at",
+            "out of range for a google.protobuf.Timestamp",
+        ),
+        (
+            {"arguments": struct(limit=math.nan)},
+            "arguments",
+            "numbers must be finite (NaN and Infinity are not JSON)",
+        ),
+        (
+            {"error": pb.ToolError(partial_result=number(math.inf))},
+            "error.partial_result",
+            "numbers must be finite (NaN and Infinity are not JSON)",
+        ),
+        (
+            {"error": pb.ToolError(message="x" * 20_000)},
+            "error.message",
+            "at most 16384 characters, got 20000",
+        ),
+        (
+            {"arguments": struct(blob="x" * 300_000)},
+            "arguments",
+            "at most 262144 bytes serialized, got 300018",
         ),
     ],
 )
@@ -113,6 +150,19 @@ async def test_report_outcome_requires_an_outcome(channel: grpc.aio.Channel) -> 
     request = pb.ReportOutcomeRequest(turn_id="t", call_id="c", tool="search", attempt=1)
     found = await violations(channel, "ReportOutcome", request.SerializeToString())
     assert found == {"outcome": "required: OUTCOME_SUCCESS or OUTCOME_FAILURE"}
+
+
+async def test_report_outcome_limits_the_decision_id(channel: grpc.aio.Channel) -> None:
+    request = pb.ReportOutcomeRequest(
+        turn_id="t",
+        call_id="c",
+        tool="search",
+        attempt=1,
+        outcome=pb.OUTCOME_SUCCESS,
+        decision_id="d" * 600,
+    )
+    found = await violations(channel, "ReportOutcome", request.SerializeToString())
+    assert found == {"decision_id": "at most 512 characters, got 600"}
 
 
 async def test_get_turn_trace_requires_a_turn_id(channel: grpc.aio.Channel) -> None:

@@ -175,3 +175,14 @@ async def test_an_unknown_turn_is_not_found(daemon: Daemon) -> None:
     with pytest.raises(TurnNotFound, match="no trace events for turn 'nope'"):
         await engine.turn_trace("nope")
     assert await engine.turn_trace("nope", must_exist=False) == []
+
+
+async def test_a_long_error_message_is_clipped_in_the_texts_it_is_echoed_in(
+    daemon: Daemon,
+) -> None:
+    engine = await daemon.start()
+    error = ToolFailure(code=ErrorCode.TIMEOUT, message="x" * 10_000)
+    decision, _ = await engine.report_failure(failure(error=error))
+    assert "x" * 2_000 + "... [8000 more characters]" in decision.llm_message
+    assert len(decision.llm_message) < 2_500
+    assert len(decision.technical_message) < 2_500
