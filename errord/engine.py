@@ -10,11 +10,11 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Literal, Protocol
+from typing import Protocol
 
 from errord.classify import classify
 from errord.clock import Clock
-from errord.errors import TurnNotFound
+from errord.errors import ReportConflict, TurnNotFound
 from errord.ledger import RetryLedger
 from errord.manifest import ManifestSet, RetryPolicy, ToolManifest
 from errord.messages import compose
@@ -44,11 +44,7 @@ class TraceLog(Protocol):
 
     async def turn_events(self, turn_id: str) -> list[TraceEvent]: ...
 
-    async def call_failures(self, turn_id: str, call_id: str, tool: str) -> list[TraceEvent]: ...
-
-    async def find(
-        self, kind: Literal["failure", "outcome"], key: ReportKey
-    ) -> TraceEvent | None: ...
+    async def call_failures(self, turn_id: str, call_id: str) -> list[TraceEvent]: ...
 
 
 def new_decision_id() -> str:
@@ -80,22 +76,38 @@ class Engine:
         self._ledger = RetryLedger(self._failure_history)
 
     async def report_failure(self, report: FailureReport) -> tuple[Decision, bool]:
-        """The recovery decision for ``report``, committed; True if it was recorded before."""
-        context = await self._context(report)
-        decision = self._decide(context)
+        """The recovery decision for ``report``, committed; True if it was recorded before.
+
+        Raises ReportConflict when the same key was recorded with a different error.
+        """
+        context, call_complete = await self._context(report)
+        verdict = self._policy.decide(context)
+        if verdict.action is Action.USE_ALTERNATIVE and not call_complete:
+            # The call may predate this process: learn which tools already failed on it.
+            context, _ = await self._context(report, need_every_tool=True)
+            verdict = self._policy.decide(context)
+        decision = self._decision(context, verdict)
         recorded = replace(report, arguments=redact(report.arguments, context.manifest.redact))
         event, created = await self._trace.append(FailureEvent(recorded, decision))
         assert isinstance(event.detail, FailureEvent)
-        if created:
-            self._ledger.record(event.detail)
-            log.debug(
-                "%s -> %s: %s", decision.technical_message, decision.action.value, decision.reason
-            )
-        return event.detail.decision, not created
+        if not created:
+            return self._replayed(event.detail, recorded).decision, True
+        self._ledger.record(event.detail)
+        log.debug(
+            "%s -> %s: %s", decision.technical_message, decision.action.value, decision.reason
+        )
+        return decision, False
 
     async def report_outcome(self, report: OutcomeReport) -> tuple[TraceEvent, bool]:
-        """Record how an attempt ended; True if it was recorded before."""
+        """Record how an attempt ended; True if it was recorded before.
+
+        Raises ReportConflict when the same key was recorded with another outcome.
+        """
         event, created = await self._trace.append(OutcomeEvent(report))
+        assert isinstance(event.detail, OutcomeEvent)
+        if not created and event.detail.report.outcome is not report.outcome:
+            recorded = event.detail.report.outcome.value
+            raise ReportConflict(f"{describe(report.key)} was already recorded as {recorded}")
         return event, not created
 
     async def turn_trace(self, turn_id: str, *, must_exist: bool = True) -> list[TraceEvent]:
@@ -115,20 +127,36 @@ class Engine:
         )
         return default, True
 
-    async def _context(self, report: FailureReport) -> DecisionContext:
+    async def _context(
+        self, report: FailureReport, *, need_every_tool: bool = False
+    ) -> tuple[DecisionContext, bool]:
+        """The decision context, and whether it knows every tool that failed on the call."""
         manifest, is_default = self.manifest_for(report.tool)
-        return DecisionContext(
+        call = await self._ledger.state(report, need_every_tool=need_every_tool)
+        context = DecisionContext(
             report=report,
             classification=classify(report.error, manifest.classification, report.tool),
             manifest=manifest,
             default_policy=is_default,
-            retry_time_spent=await self._ledger.spent(report),
+            retry_time_spent=call.retry_time_spent,
             now=self._clock.now(),
+            failed_tools=call.failed_tools,
             manifests=self._tool_names,
         )
+        return context, call.complete
 
-    def _decide(self, context: DecisionContext) -> Decision:
-        verdict = self._policy.decide(context)
+    @staticmethod
+    def _replayed(stored: FailureEvent, report: FailureReport) -> FailureEvent:
+        """The stored event of a repeated report, unless the repeat says something else."""
+        if stored.report.error != report.error:
+            recorded = stored.decision.classification.code.value
+            raise ReportConflict(
+                f"{describe(report.key)} was already recorded with a different error "
+                f"({recorded}); attempts are numbered from 1 per tool and call"
+            )
+        return stored
+
+    def _decision(self, context: DecisionContext, verdict: Verdict) -> Decision:
         messages = compose(context, verdict)
         report = context.report
         return Decision(
@@ -158,9 +186,16 @@ class Engine:
             return self.manifest_for(verdict.alternative_tool)[0].timeout
         return None
 
-    async def _failure_history(self, turn_id: str, call_id: str, tool: str) -> list[FailureEvent]:
-        events = await self._trace.call_failures(turn_id, call_id, tool)
+    async def _failure_history(self, turn_id: str, call_id: str) -> list[FailureEvent]:
+        events = await self._trace.call_failures(turn_id, call_id)
         return [event.detail for event in events if isinstance(event.detail, FailureEvent)]
+
+
+def describe(key: ReportKey) -> str:
+    return (
+        f"the report (turn_id={key.turn_id!r}, call_id={key.call_id!r}, tool={key.tool!r}, "
+        f"attempt={key.attempt})"
+    )
 
 
 def with_policy_source(verdict: Verdict, context: DecisionContext) -> str:

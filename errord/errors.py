@@ -5,6 +5,7 @@
     ├── ListenError              the listen address cannot be bound
     ├── ManifestError            tool manifests are invalid; carries every Problem found
     ├── InvalidRequest           a request field is wrong; carries FieldViolations
+    ├── ReportConflict           a report's key was recorded with different content
     ├── TurnNotFound             no trace events exist for a turn
     ├── WatcherFellBehind        a trace watcher's backlog overflowed
     └── StoreError               the database cannot be opened, migrated or written
@@ -72,6 +73,10 @@ class InvalidRequest(ErrordError):
 
 class StoreError(ErrordError):
     """The trace database cannot be opened, migrated or written."""
+
+
+class ReportConflict(ErrordError):
+    """A report repeats a recorded key (turn, call, tool, attempt) but says something else."""
 
 
 class TurnNotFound(ErrordError):

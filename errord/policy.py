@@ -42,6 +42,8 @@ class DecisionContext:
     retry_time_spent: float
     """Seconds this call already spent retrying this tool, this failed attempt included."""
     now: datetime
+    failed_tools: frozenset[str] = frozenset()
+    """Tools that already failed on this call, the failing one included."""
     manifests: frozenset[str] = frozenset()
     """Names of every tool with a manifest."""
 
@@ -191,20 +193,27 @@ class Fallback(abc.ABC):
 
 
 class UseAlternative(Fallback):
-    """Switch to the first alternative tool the manifest lists."""
+    """Switch to the first alternative the manifest lists that has not failed on this call."""
 
     def __call__(self, context: DecisionContext, refusal: str) -> Verdict | None:
-        if not context.manifest.alternatives:
+        untried = [t for t in context.manifest.alternatives if t not in context.failed_tools]
+        if not untried:
             return None
-        alternative = context.manifest.alternatives[0]
-        reason = f"No retry: {refusal}; using the alternative tool {alternative}."
-        return Verdict(Action.USE_ALTERNATIVE, reason, alternative_tool=alternative)
+        reason = f"No retry: {refusal}; using the alternative tool {untried[0]}."
+        return Verdict(Action.USE_ALTERNATIVE, reason, alternative_tool=untried[0])
 
 
 class Escalate(Fallback):
     """Hand the failure to the user; always applies."""
 
     def __call__(self, context: DecisionContext, refusal: str) -> Verdict:
+        alternatives = ", ".join(context.manifest.alternatives)
+        if alternatives:
+            return Verdict(
+                Action.ESCALATE,
+                f"No retry: {refusal}; the alternatives ({alternatives}) already failed on this "
+                "call, escalating.",
+            )
         return Verdict(Action.ESCALATE, f"No retry: {refusal}; no alternative tool, escalating.")
 
 

@@ -67,8 +67,7 @@ _BY_KEY: Final = (
 )
 _BY_TURN: Final = f"{_SELECT} WHERE turn_id = ? ORDER BY sequence"
 _FAILURES_OF_CALL: Final = (
-    f"{_SELECT} WHERE kind = 'failure' AND turn_id = ? AND call_id = ? AND tool = ?"
-    " ORDER BY attempt"
+    f"{_SELECT} WHERE kind = 'failure' AND turn_id = ? AND call_id = ? ORDER BY sequence"
 )
 _SEQUENCES_FROM: Final = "SELECT sequence FROM trace_events WHERE sequence >= ?"
 
@@ -155,9 +154,9 @@ class TraceStore:
         """The trace of one turn, in sequence order."""
         return await self._read(_BY_TURN, (turn_id,))
 
-    async def call_failures(self, turn_id: str, call_id: str, tool: str) -> list[TraceEvent]:
-        """The failure events of one call of ``tool``, by attempt."""
-        return await self._read(_FAILURES_OF_CALL, (turn_id, call_id, tool))
+    async def call_failures(self, turn_id: str, call_id: str) -> list[TraceEvent]:
+        """The failure events of one call, every tool's, in commit order."""
+        return await self._read(_FAILURES_OF_CALL, (turn_id, call_id))
 
     async def close(self) -> None:
         """Refuse new appends, commit those queued, stop the writer, close the database."""

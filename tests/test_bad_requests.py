@@ -183,3 +183,13 @@ async def test_a_bad_request_records_nothing_and_earlier_decisions_stay(
     assert [event.failure.decision for event in trace.events] == [
         pb.ReportFailureResponse.FromString(good).decision
     ]
+
+
+async def test_a_repeated_key_with_a_different_error_is_already_exists(
+    channel: grpc.aio.Channel,
+) -> None:
+    await call_raw(channel, "ReportFailure", failure())
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        await call_raw(channel, "ReportFailure", failure(error=pb.ToolError(http_status=401)))
+    assert failed.value.code() is grpc.StatusCode.ALREADY_EXISTS
+    assert "already recorded with a different error" in (failed.value.details() or "")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from errord.engine import Engine
-from errord.errors import TurnNotFound
+from errord.errors import ReportConflict, TurnNotFound
 from errord.manifest import ManifestSet, ToolManifest
 from errord.model import (
     Action,
@@ -186,3 +186,52 @@ async def test_a_long_error_message_is_clipped_in_the_texts_it_is_echoed_in(
     assert "x" * 2_000 + "... [8000 more characters]" in decision.llm_message
     assert len(decision.llm_message) < 2_500
     assert len(decision.technical_message) < 2_500
+
+
+PING_PONG = ManifestSet(
+    [
+        ToolManifest(name="search_a", alternatives=("search_b",)),
+        ToolManifest(name="search_b", alternatives=("search_a",)),
+    ]
+)
+INVALID = ToolFailure(code=ErrorCode.INVALID_INPUT, message="bad query")
+
+
+async def test_alternatives_that_point_at_each_other_do_not_loop(daemon: Daemon) -> None:
+    engine = await daemon.start()
+    engine.manifests = PING_PONG
+    first, _ = await engine.report_failure(failure(tool="search_a", error=INVALID))
+    second, _ = await engine.report_failure(failure(tool="search_b", error=INVALID))
+    assert (first.action, first.alternative_tool) == (Action.USE_ALTERNATIVE, "search_b")
+    assert second.action is Action.ESCALATE
+
+
+async def test_alternatives_that_failed_before_a_restart_are_not_offered_again(
+    daemon: Daemon,
+) -> None:
+    engine = await daemon.start()
+    engine.manifests = PING_PONG
+    await engine.report_failure(failure(tool="search_a", error=INVALID))
+    engine = await daemon.restart()
+    engine.manifests = PING_PONG
+    after_restart, _ = await engine.report_failure(failure(tool="search_b", error=INVALID))
+    assert after_restart.action is Action.ESCALATE
+
+
+async def test_a_repeated_key_with_a_different_error_is_a_conflict(daemon: Daemon) -> None:
+    engine = await daemon.start()
+    await engine.report_failure(failure())
+    with pytest.raises(
+        ReportConflict, match=r"already recorded with a different error \(TIMEOUT\)"
+    ):
+        await engine.report_failure(failure(error=INVALID))
+    assert len(await engine.turn_trace("turn")) == 1
+
+
+async def test_a_repeated_outcome_with_another_result_is_a_conflict(daemon: Daemon) -> None:
+    engine = await daemon.start()
+    await engine.report_outcome(OutcomeReport("turn", "call", "flight_search", 1, Outcome.SUCCESS))
+    with pytest.raises(ReportConflict, match="already recorded as SUCCESS"):
+        await engine.report_outcome(
+            OutcomeReport("turn", "call", "flight_search", 1, Outcome.FAILURE)
+        )

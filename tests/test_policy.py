@@ -192,3 +192,24 @@ def test_a_policy_must_end_with_escalation() -> None:
     with pytest.raises(ValueError, match="last fallback must be Escalate"):
         RecoveryPolicy(base.backoff, base.gate, (UseAlternative(),))
     assert isinstance(base.fallbacks[-1], Escalate)
+
+
+def test_alternatives_that_already_failed_on_the_call_are_skipped() -> None:
+    manifest = ToolManifest(name="flight_search", alternatives=("flight_b", "flight_c"))
+    ctx = replace(
+        context(attempt=5, manifest=manifest), failed_tools=frozenset({"flight_search", "flight_b"})
+    )
+    verdict = default_policy(FixedJitter()).decide(ctx)
+    assert (verdict.action, verdict.alternative_tool) == (Action.USE_ALTERNATIVE, "flight_c")
+
+
+def test_when_every_alternative_failed_the_call_escalates_and_says_why() -> None:
+    manifest = ToolManifest(name="flight_search", alternatives=("flight_b",))
+    ctx = replace(
+        context(attempt=5, manifest=manifest), failed_tools=frozenset({"flight_search", "flight_b"})
+    )
+    verdict = default_policy(FixedJitter()).decide(ctx)
+    assert verdict.action is Action.ESCALATE
+    assert verdict.reason.endswith(
+        "the alternatives (flight_b) already failed on this call, escalating."
+    )

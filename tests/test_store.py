@@ -144,16 +144,16 @@ async def test_turn_events_are_that_turns_events_in_sequence_order(store: TraceS
     assert await store.turn_events("turn-unknown") == []
 
 
-async def test_call_failures_are_one_calls_failures_of_one_tool_by_attempt(
+async def test_call_failures_are_one_calls_failures_of_every_tool_in_commit_order(
     store: TraceStore,
 ) -> None:
-    second, _ = await store.append(failure(attempt=2))
     first, _ = await store.append(failure(attempt=1))
+    second, _ = await store.append(failure(attempt=2))
     await store.append(outcome(attempt=3))
-    await store.append(failure(attempt=1, tool="other_search"))
+    other_tool, _ = await store.append(failure(attempt=1, tool="other_search"))
     await store.append(failure("call-2", attempt=1))
 
-    assert await store.call_failures("turn-1", "call-1", "search") == [first, second]
+    assert await store.call_failures("turn-1", "call-1") == [first, second, other_tool]
 
 
 # Idempotency.
