@@ -62,6 +62,8 @@ def run_serve(args: argparse.Namespace) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # At debug level aiosqlite logs every statement with its parameters: whole trace rows.
+    logging.getLogger("aiosqlite").setLevel(max(settings.logging_level, logging.INFO))
     try:
         asyncio.run(serve(settings))
     except ManifestError as error:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -94,8 +96,10 @@ class TraceStore:
         clock: Clock,
         next_sequence: int,
         on_commit: CommitListener | None,
+        owner: OwnerLock,
     ) -> None:
         self._db = db
+        self._owner = owner
         self._clock = clock
         self._next_sequence = next_sequence
         self._on_commit = on_commit
@@ -112,19 +116,26 @@ class TraceStore:
     ) -> TraceStore:
         """Open (creating if needed) and migrate the database at ``path``.
 
-        Raises StoreError naming ``path`` when it cannot be opened or migrated.
+        Raises StoreError naming ``path`` when it cannot be opened or migrated, or
+        when another errord has it open.
         """
-        db = await _connect(path)
+        owner = OwnerLock.acquire(path)
+        try:
+            db = await _connect(path)
+        except BaseException:
+            owner.release()
+            raise
         try:
             await _configure(db, path)
             await _migrate(db, path)
             next_sequence = await _next_sequence(db)
         except BaseException as exc:
             await db.close()
+            owner.release()
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
             raise
-        return cls(db, clock, next_sequence, on_commit)
+        return cls(db, clock, next_sequence, on_commit, owner)
 
     @property
     def batches_committed(self) -> int:
@@ -182,6 +193,7 @@ class TraceStore:
             await self._writer
         finally:
             await self._db.close()
+            self._owner.release()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -311,10 +323,39 @@ def _event_of(row: Any) -> TraceEvent:
 # Opening.
 
 
+class OwnerLock:
+    """An exclusive lock on ``DB.lock``: one daemon per database.
+
+    The store's sequence numbers and group commits assume a single writer.
+    """
+
+    def __init__(self, descriptor: int) -> None:
+        self._descriptor: int | None = descriptor
+
+    @classmethod
+    def acquire(cls, path: Path) -> OwnerLock:
+        lock = path.with_name(path.name + ".lock")
+        try:
+            # The trace holds tool inputs (redacted, still private): a new directory is owner-only.
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(descriptor)
+            raise StoreError(f"{path}: in use by another errord (it holds {lock})") from exc
+        return cls(descriptor)
+
+    def release(self) -> None:
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+            self._descriptor = None
+
+
 async def _connect(path: Path) -> aiosqlite.Connection:
     try:
-        # The trace holds tool inputs (redacted, still private): a new directory is owner-only.
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         return await aiosqlite.connect(path)
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc

@@ -147,3 +147,35 @@ def test_serve_applies_the_manifests_it_was_given(tmp_path: Path) -> None:
     assert decision.next_attempt_timeout.seconds == 30
     assert not decision.default_policy
     assert (tmp_path / "e.db").exists()
+
+
+def test_a_second_daemon_on_the_same_database_refuses_to_start(tmp_path: Path) -> None:
+    database = str(tmp_path / "e.db")
+    first = start_process("--listen", "127.0.0.1:0", "--db", database)
+    try:
+        second = run("serve", "--listen", "127.0.0.1:0", "--db", database)
+    finally:
+        first.terminate()
+    assert second.returncode == 1
+    assert f"errord: {database}: in use by another errord" in second.stderr
+
+
+def test_debug_logging_keeps_sql_parameters_out_of_the_log(tmp_path: Path) -> None:
+    daemon = start_process(
+        "--listen", "127.0.0.1:0", "--db", str(tmp_path / "e.db"), "--log-level", "debug"
+    )
+    try:
+        with grpc.insecure_channel(daemon.address) as channel:
+            errord_pb2_grpc.ErrorHandlerServiceStub(channel).ReportFailure(
+                pb.ReportFailureRequest(
+                    turn_id="t",
+                    call_id="c",
+                    tool="search",
+                    attempt=1,
+                    error=pb.ToolError(message="secret-ish detail"),
+                )
+            )
+    finally:
+        daemon.terminate()
+    assert "search attempt 1 failed" in daemon.stderr  # debug is on
+    assert "INSERT" not in daemon.stderr

@@ -52,3 +52,23 @@ def test_decisions_and_trace_survive_a_restart_and_repeats_return_the_recorded_d
     assert not next_attempt.replayed
     assert next_attempt.decision.decision_id != original.decision.decision_id
     assert next_attempt.decision.attempts_left == 3
+
+
+def test_an_answered_decision_is_durable_even_if_the_daemon_is_killed(tmp_path: Path) -> None:
+    """A decision is acknowledged only after its commit: SIGKILL right after the answers
+    (no shutdown, no writer flush) loses none of them."""
+    database = str(tmp_path / "errord.db")
+    first = start_process("--listen", "127.0.0.1:0", "--db", database)
+    with grpc.insecure_channel(first.address) as channel:
+        stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+        answered = [stub.ReportFailure(timeout_report(attempt)).decision for attempt in (1, 2, 3)]
+    first.terminate(signal.SIGKILL)
+
+    second = start_process("--listen", "127.0.0.1:0", "--db", database)
+    try:
+        with grpc.insecure_channel(second.address) as channel:
+            stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+            trace = stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="turn-r"))
+    finally:
+        second.terminate()
+    assert [event.failure.decision for event in trace.events] == answered

@@ -416,3 +416,15 @@ async def test_a_new_database_directory_is_private_to_its_owner(tmp_path: Path) 
     store = await TraceStore.open(tmp_path / "state" / "errord.db", FakeClock())
     await store.close()
     assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
+
+
+async def test_a_database_is_owned_by_one_store_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "errord.db"
+    first = await TraceStore.open(path, FakeClock())
+    with pytest.raises(
+        StoreError, match=r"in use by another errord \(it holds .*errord\.db\.lock\)"
+    ):
+        await TraceStore.open(path, FakeClock())
+    await first.close()
+    second = await TraceStore.open(path, FakeClock())
+    await second.close()
