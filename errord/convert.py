@@ -8,6 +8,7 @@ them are reported together.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import TypeVar
@@ -187,6 +188,34 @@ def outcome_report_from_proto(request: pb.ReportOutcomeRequest) -> OutcomeReport
     )
     check.raise_any()
     return report
+
+
+DEFAULT_PAGE_SIZE = 1000
+
+
+@dataclass(frozen=True)
+class TracePage:
+    """Which page of a turn's trace a GetTurnTrace asks for."""
+
+    turn_id: str
+    after: int
+    """The sequence the page starts after (0: the first page)."""
+    size: int
+
+
+def trace_page_from_proto(request: pb.GetTurnTraceRequest) -> TracePage:
+    check = Violations()
+    turn_id = check.identifier("turn_id", request.turn_id)
+    if request.page_size < 0:
+        check.add("page_size", f"must not be negative, got {request.page_size}")
+    after = 0
+    if request.page_token:
+        if request.page_token.isascii() and request.page_token.isdigit():
+            after = int(request.page_token)
+        else:
+            check.add("page_token", "not a next_page_token from a previous GetTurnTrace")
+    check.raise_any()
+    return TracePage(turn_id, after, min(request.page_size or DEFAULT_PAGE_SIZE, DEFAULT_PAGE_SIZE))
 
 
 def turn_id_from_proto(turn_id: str, *, required: bool = True) -> str:

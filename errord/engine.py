@@ -42,7 +42,9 @@ class TraceLog(Protocol):
         """Commit ``detail``; return the stored event and whether it is new."""
         ...
 
-    async def turn_events(self, turn_id: str) -> list[TraceEvent]: ...
+    async def turn_events(
+        self, turn_id: str, *, after: int = 0, limit: int | None = None
+    ) -> list[TraceEvent]: ...
 
     async def call_failures(self, turn_id: str, call_id: str) -> list[TraceEvent]: ...
 
@@ -110,10 +112,15 @@ class Engine:
             raise ReportConflict(f"{describe(report.key)} was already recorded as {recorded}")
         return event, not created
 
-    async def turn_trace(self, turn_id: str, *, must_exist: bool = True) -> list[TraceEvent]:
-        """Every event of a turn, oldest first; TurnNotFound if none and ``must_exist``."""
-        events = await self._trace.turn_events(turn_id)
-        if not events and must_exist:
+    async def turn_trace(
+        self, turn_id: str, *, after: int = 0, limit: int | None = None, must_exist: bool = True
+    ) -> list[TraceEvent]:
+        """A turn's events after sequence ``after``, oldest first, at most ``limit``.
+
+        Raises TurnNotFound when the turn has no events at all and ``must_exist``.
+        """
+        events = await self._trace.turn_events(turn_id, after=after, limit=limit)
+        if not events and must_exist and after == 0:
             raise TurnNotFound(f"no trace events for turn {turn_id!r}")
         return events
 

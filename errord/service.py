@@ -138,9 +138,14 @@ class ErrorHandlerService:
         )
 
     async def _get_turn_trace(self, data: bytes) -> pb.GetTurnTraceResponse:
-        turn_id = convert.turn_id_from_proto(decode(pb.GetTurnTraceRequest, data).turn_id)
-        events = await self._engine.turn_trace(turn_id)
-        return pb.GetTurnTraceResponse(events=[convert.trace_event_to_proto(e) for e in events])
+        page = convert.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
+        events = await self._engine.turn_trace(page.turn_id, after=page.after, limit=page.size + 1)
+        response = pb.GetTurnTraceResponse(
+            events=[convert.trace_event_to_proto(event) for event in events[: page.size]]
+        )
+        if len(events) > page.size:
+            response.next_page_token = str(events[page.size - 1].sequence)
+        return response
 
     async def watch_trace(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]

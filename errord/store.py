@@ -67,7 +67,7 @@ _SELECT: Final = "SELECT sequence, recorded_at, body FROM trace_events"
 _BY_KEY: Final = (
     f"{_SELECT} WHERE kind = ? AND turn_id = ? AND call_id = ? AND tool = ? AND attempt = ?"
 )
-_BY_TURN: Final = f"{_SELECT} WHERE turn_id = ? ORDER BY sequence"
+_BY_TURN: Final = f"{_SELECT} WHERE turn_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"
 _FAILURES_OF_CALL: Final = (
     f"{_SELECT} WHERE kind = 'failure' AND turn_id = ? AND call_id = ? ORDER BY sequence"
 )
@@ -161,9 +161,12 @@ class TraceStore:
         events = await self._read(_BY_KEY, (kind, *_key_columns(key)))
         return events[0] if events else None
 
-    async def turn_events(self, turn_id: str) -> list[TraceEvent]:
-        """The trace of one turn, in sequence order."""
-        return await self._read(_BY_TURN, (turn_id,))
+    async def turn_events(
+        self, turn_id: str, *, after: int = 0, limit: int | None = None
+    ) -> list[TraceEvent]:
+        """The trace of one turn in sequence order: events after sequence ``after``,
+        at most ``limit`` of them."""
+        return await self._read(_BY_TURN, (turn_id, after, -1 if limit is None else limit))
 
     async def call_failures(self, turn_id: str, call_id: str) -> list[TraceEvent]:
         """The failure events of one call, every tool's, in commit order."""

@@ -195,16 +195,22 @@ class ReportOutcomeResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ..., replayed: _Optional[bool] = ...) -> None: ...
 
 class GetTurnTraceRequest(_message.Message):
-    __slots__ = ("turn_id",)
+    __slots__ = ("turn_id", "page_size", "page_token")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
-    def __init__(self, turn_id: _Optional[str] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, turn_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class GetTurnTraceResponse(_message.Message):
-    __slots__ = ("events",)
+    __slots__ = ("events", "next_page_token")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[TraceEvent]
-    def __init__(self, events: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, events: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class WatchTraceRequest(_message.Message):
     __slots__ = ("turn_id", "include_history")
