@@ -70,7 +70,9 @@ class RecordingServicer(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: i
         await self._record(request, context)
         if request.turn_id == "unknown":
             await context.abort(grpc.StatusCode.NOT_FOUND, "no such turn")
-        return pb.GetTurnTraceResponse(events=EVENTS)
+        if not request.page_token:  # one event a page
+            return pb.GetTurnTraceResponse(events=EVENTS[:1], next_page_token="1")
+        return pb.GetTurnTraceResponse(events=EVENTS[1:])
 
     async def WatchTrace(  # noqa: N802 - generated name
         self, request: pb.WatchTraceRequest, context: grpc.aio.ServicerContext
@@ -250,13 +252,16 @@ async def test_report_outcome_sends_success_as_outcome_with_duration_and_decisio
 
 
 @pytest.mark.asyncio
-async def test_get_turn_trace_returns_the_turns_events_as_a_list(
+async def test_get_turn_trace_reads_every_page_into_one_list(
     client: InThread | AsyncErrordClient, daemon: Daemon
 ) -> None:
     events = await client.get_turn_trace("t-1")
 
     assert events == EVENTS
-    assert daemon.servicer.requests == [pb.GetTurnTraceRequest(turn_id="t-1")]
+    assert daemon.servicer.requests == [
+        pb.GetTurnTraceRequest(turn_id="t-1"),
+        pb.GetTurnTraceRequest(turn_id="t-1", page_token="1"),
+    ]
 
 
 @pytest.mark.asyncio

@@ -159,9 +159,19 @@ class ErrordClient:
         return self._stub.ReportOutcome(request, timeout=timeout)
 
     def get_turn_trace(self, turn_id: str, *, timeout: float | None = None) -> list[pb.TraceEvent]:
-        """Return every trace event of one turn, oldest first."""
-        request = pb.GetTurnTraceRequest(turn_id=turn_id)
-        return list(self._stub.GetTurnTrace(request, timeout=timeout).events)
+        """Return every trace event of one turn, oldest first, reading page after page.
+
+        ``timeout`` applies to each page.
+        """
+        events: list[pb.TraceEvent] = []
+        token = ""
+        while True:
+            request = pb.GetTurnTraceRequest(turn_id=turn_id, page_token=token)
+            page = self._stub.GetTurnTrace(request, timeout=timeout)
+            events.extend(page.events)
+            token = page.next_page_token
+            if not token:
+                return events
 
     def watch_trace(
         self, turn_id: str = "", *, include_history: bool = False
@@ -256,9 +266,16 @@ class AsyncErrordClient:
         *,
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> list[pb.TraceEvent]:
-        """Return every trace event of one turn, oldest first."""
-        request = pb.GetTurnTraceRequest(turn_id=turn_id)
-        return list((await self._stub.GetTurnTrace(request, timeout=timeout)).events)
+        """Return every trace event of one turn, oldest first; see ErrordClient."""
+        events: list[pb.TraceEvent] = []
+        token = ""
+        while True:
+            request = pb.GetTurnTraceRequest(turn_id=turn_id, page_token=token)
+            page = await self._stub.GetTurnTrace(request, timeout=timeout)
+            events.extend(page.events)
+            token = page.next_page_token
+            if not token:
+                return events
 
     async def watch_trace(
         self, turn_id: str = "", *, include_history: bool = False
