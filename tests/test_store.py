@@ -28,7 +28,7 @@ from errord.model import (
     ToolFailure,
     TraceEvent,
 )
-from errord.store import MIGRATIONS, TraceStore
+from errord.store import MAX_BATCH, MIGRATIONS, TraceStore
 from tests.fakes import FakeClock
 
 
@@ -428,3 +428,13 @@ async def test_a_database_is_owned_by_one_store_at_a_time(tmp_path: Path) -> Non
     await first.close()
     second = await TraceStore.open(path, FakeClock())
     await second.close()
+
+
+async def test_more_appends_than_a_batch_holds_are_split_and_all_committed(
+    store: TraceStore,
+) -> None:
+    count = MAX_BATCH * 2 + 1
+    results = await asyncio.gather(*(store.append(outcome(f"call-{n}")) for n in range(count)))
+    assert all(created for _, created in results)
+    assert store.batches_committed == 3
+    assert len(await store.turn_events("turn-1")) == count
