@@ -174,7 +174,7 @@ class Engine:
             attempt=report.attempt,
             action=verdict.action,
             classification=context.classification,
-            reason=with_policy_source(verdict, context),
+            reason=messages.reason,
             llm_message=messages.llm,
             user_message=messages.user,
             technical_message=messages.technical,
@@ -203,11 +203,3 @@ def describe(key: ReportKey) -> str:
         f"the report (turn_id={key.turn_id!r}, call_id={key.call_id!r}, tool={key.tool!r}, "
         f"attempt={key.attempt})"
     )
-
-
-def with_policy_source(verdict: Verdict, context: DecisionContext) -> str:
-    if context.default_policy:
-        return (
-            f"{verdict.reason} {context.report.tool} has no manifest; the default policy applied."
-        )
-    return verdict.reason

@@ -1,4 +1,4 @@
-"""The three texts of a decision: for the model, for the user, for the logs.
+"""The texts of a decision: why, for the model, for the user, for the logs.
 
 The model's message is structured so it can self-correct (seed 003): what
 failed, whether retrying can help, which parameters the tool requires with an
@@ -30,6 +30,7 @@ PLACEHOLDERS: dict[str, JSONValue] = {
 
 @dataclass(frozen=True)
 class Messages:
+    reason: str
     llm: str
     user: str
     technical: str
@@ -37,8 +38,20 @@ class Messages:
 
 def compose(context: DecisionContext, verdict: Verdict) -> Messages:
     return Messages(
-        llm_message(context, verdict), user_message(context, verdict), technical(context)
+        reason(context, verdict),
+        llm_message(context, verdict),
+        user_message(context, verdict),
+        technical(context),
     )
+
+
+def reason(context: DecisionContext, verdict: Verdict) -> str:
+    """The policy's reason, and whether the tool's own manifest or the default applied."""
+    if context.default_policy:
+        return (
+            f"{verdict.reason} {context.report.tool} has no manifest; the default policy applied."
+        )
+    return verdict.reason
 
 
 def technical(context: DecisionContext) -> str:

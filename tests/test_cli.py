@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 from pathlib import Path
 
 import grpc
+import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.conftest import errord_command, start_process, subprocess_env
 
@@ -179,3 +182,21 @@ def test_debug_logging_keeps_sql_parameters_out_of_the_log(tmp_path: Path) -> No
         daemon.terminate()
     assert "search attempt 1 failed" in daemon.stderr  # debug is on
     assert "INSERT" not in daemon.stderr
+
+
+def test_serve_without_arguments_runs_on_the_embedded_defaults(tmp_path: Path) -> None:
+    """127.0.0.1:50051 and the database in the user's state directory."""
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 50051)) == 0:
+            pytest.skip("something already listens on 127.0.0.1:50051")
+    env = subprocess_env(XDG_STATE_HOME=str(tmp_path / "state"))
+    env.pop("STATE_DIRECTORY", None)
+    daemon = start_process(env=env)
+    try:
+        assert daemon.address == "127.0.0.1:50051"
+        with grpc.insecure_channel(daemon.address) as channel:
+            check = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+    finally:
+        assert daemon.terminate() == 0
+    assert check.status == health_pb2.HealthCheckResponse.SERVING
+    assert (tmp_path / "state" / "errord" / "errord.db").exists()
