@@ -53,13 +53,14 @@ class Daemon:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.manifests = MANIFESTS
         self.clock = FakeClock()
         self.ids = (f"decision-{n}" for n in itertools.count(1))
 
     async def start(self) -> Engine:
         self.store = await TraceStore.open(self.path / "errord.db", self.clock)
         return Engine(
-            MANIFESTS,
+            self.manifests,
             self.store,
             default_policy(FixedJitter()),
             self.clock,
@@ -198,8 +199,8 @@ INVALID = ToolFailure(code=ErrorCode.INVALID_INPUT, message="bad query")
 
 
 async def test_alternatives_that_point_at_each_other_do_not_loop(daemon: Daemon) -> None:
+    daemon.manifests = PING_PONG
     engine = await daemon.start()
-    engine.manifests = PING_PONG
     first, _ = await engine.report_failure(failure(tool="search_a", error=INVALID))
     second, _ = await engine.report_failure(failure(tool="search_b", error=INVALID))
     assert (first.action, first.alternative_tool) == (Action.USE_ALTERNATIVE, "search_b")
@@ -209,11 +210,10 @@ async def test_alternatives_that_point_at_each_other_do_not_loop(daemon: Daemon)
 async def test_alternatives_that_failed_before_a_restart_are_not_offered_again(
     daemon: Daemon,
 ) -> None:
+    daemon.manifests = PING_PONG
     engine = await daemon.start()
-    engine.manifests = PING_PONG
     await engine.report_failure(failure(tool="search_a", error=INVALID))
     engine = await daemon.restart()
-    engine.manifests = PING_PONG
     after_restart, _ = await engine.report_failure(failure(tool="search_b", error=INVALID))
     assert after_restart.action is Action.ESCALATE
 
