@@ -55,7 +55,7 @@ def status_for(error: Exception) -> status_pb2.Status:
     )
     if code is grpc.StatusCode.INTERNAL:
         log.error("bug while serving a request", exc_info=error)
-        text = "internal error in errord (logged); nothing was recorded for this request"
+        text = "internal error in errord; the daemon logged it"
     else:
         text = str(error)
     status = status_pb2.Status(code=code.value[0], message=text)
