@@ -14,6 +14,9 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from errord.server import start_server
+from errord.service import ErrorHandlerService
+from errord.trace_feed import TraceFeed
 from tests.conftest import InProcessDaemon
 
 SERVICE = "/errord.v1.ErrorHandlerService/"
@@ -193,3 +196,26 @@ async def test_a_repeated_key_with_a_different_error_is_already_exists(
         await call_raw(channel, "ReportFailure", failure(error=pb.ToolError(http_status=401)))
     assert failed.value.code() is grpc.StatusCode.ALREADY_EXISTS
     assert "already recorded with a different error" in (failed.value.details() or "")
+
+
+class BrokenEngine:
+    """An engine with a bug: every report raises."""
+
+    async def report_failure(self, report: object) -> object:
+        raise RuntimeError("a bug")
+
+
+async def test_a_bug_is_answered_internal_never_unknown_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    engine: Any = BrokenEngine()
+    running = await start_server("127.0.0.1:0", ErrorHandlerService(engine, TraceFeed()))
+    try:
+        async with grpc.aio.insecure_channel(running.address) as opened:
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                await call_raw(opened, "ReportFailure", failure())
+    finally:
+        await running.server.stop(None)
+    assert failed.value.code() is grpc.StatusCode.INTERNAL
+    assert failed.value.details() == "internal error in errord; the daemon logged it"
+    assert "RuntimeError: a bug" in caplog.text
