@@ -218,12 +218,29 @@ def trace_page_from_proto(request: pb.GetTurnTraceRequest) -> TracePage:
     return TracePage(turn_id, after, min(request.page_size or DEFAULT_PAGE_SIZE, DEFAULT_PAGE_SIZE))
 
 
-def turn_id_from_proto(turn_id: str, *, required: bool = True) -> str:
+MAX_SEQUENCE = 2**63 - 1  # SQLite's largest integer
+
+
+@dataclass(frozen=True)
+class WatchSelection:
+    """Which events a WatchTrace streams."""
+
+    turn_id: str
+    """One turn's events; empty for every turn."""
+    after: int
+    """Replay recorded events after this sequence before following."""
+    replay: bool
+
+
+def watch_from_proto(request: pb.WatchTraceRequest) -> WatchSelection:
     check = Violations()
-    if required or turn_id:
-        check.identifier("turn_id", turn_id)
+    if request.turn_id or request.include_history:
+        check.identifier("turn_id", request.turn_id)
+    if request.after_sequence > MAX_SEQUENCE:
+        check.add("after_sequence", f"at most {MAX_SEQUENCE}, got {request.after_sequence}")
     check.raise_any()
-    return turn_id
+    replay = request.include_history or request.after_sequence > 0
+    return WatchSelection(request.turn_id, request.after_sequence, replay)
 
 
 def value_to_proto(value: JSONValue) -> struct_pb2.Value:

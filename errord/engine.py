@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Protocol
 
@@ -44,6 +44,10 @@ class TraceLog(Protocol):
 
     async def turn_events(
         self, turn_id: str, *, after: int = 0, limit: int | None = None
+    ) -> list[TraceEvent]: ...
+
+    async def events_after(
+        self, sequence: int, *, turn_id: str = "", limit: int | None = None
     ) -> list[TraceEvent]: ...
 
     async def call_failures(self, turn_id: str, call_id: str) -> list[TraceEvent]: ...
@@ -123,6 +127,15 @@ class Engine:
         if not events and must_exist and after == 0:
             raise TurnNotFound(f"no trace events for turn {turn_id!r}")
         return events
+
+    async def replay(
+        self, after: int, *, turn_id: str = "", page: int = 1000
+    ) -> AsyncIterator[TraceEvent]:
+        """Recorded events after sequence ``after`` (of one turn if ``turn_id``), page by page."""
+        while events := await self._trace.events_after(after, turn_id=turn_id, limit=page):
+            for event in events:
+                yield event
+            after = events[-1].sequence
 
     def manifest_for(self, tool: str) -> tuple[ToolManifest, bool]:
         """The tool's manifest and whether it is the default one."""

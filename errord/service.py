@@ -152,12 +152,12 @@ class ErrorHandlerService:
     ) -> AsyncIterator[pb.WatchTraceResponse]:
         subscription = None
         try:
-            request = decode(pb.WatchTraceRequest, data)
-            turn_id = convert.turn_id_from_proto(request.turn_id, required=request.include_history)
-            subscription = self._feed.subscribe(turn_id)
-            last_sent = 0
-            if request.include_history:
-                for event in await self._engine.turn_trace(turn_id, must_exist=False):
+            watch = convert.watch_from_proto(decode(pb.WatchTraceRequest, data))
+            # Subscribe before replaying, so that nothing committed meanwhile is missed.
+            subscription = self._feed.subscribe(watch.turn_id)
+            last_sent = watch.after
+            if watch.replay:
+                async for event in self._engine.replay(last_sent, turn_id=watch.turn_id):
                     last_sent = event.sequence
                     yield pb.WatchTraceResponse(event=convert.trace_event_to_proto(event))
             async for event in subscription.events():

@@ -67,6 +67,7 @@ _BY_KEY: Final = (
     f"{_SELECT} WHERE kind = ? AND turn_id = ? AND call_id = ? AND tool = ? AND attempt = ?"
 )
 _BY_TURN: Final = f"{_SELECT} WHERE turn_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"
+_AFTER: Final = f"{_SELECT} WHERE sequence > ? ORDER BY sequence LIMIT ?"
 _FAILURES_OF_CALL: Final = (
     f"{_SELECT} WHERE kind = 'failure' AND turn_id = ? AND call_id = ? ORDER BY sequence"
 )
@@ -166,6 +167,14 @@ class TraceStore:
         """The trace of one turn in sequence order: events after sequence ``after``,
         at most ``limit`` of them."""
         return await self._read(_BY_TURN, (turn_id, after, -1 if limit is None else limit))
+
+    async def events_after(
+        self, sequence: int, *, turn_id: str = "", limit: int | None = None
+    ) -> list[TraceEvent]:
+        """Events after ``sequence`` in sequence order, of one turn if ``turn_id``."""
+        if turn_id:
+            return await self.turn_events(turn_id, after=sequence, limit=limit)
+        return await self._read(_AFTER, (sequence, -1 if limit is None else limit))
 
     async def call_failures(self, turn_id: str, call_id: str) -> list[TraceEvent]:
         """The failure events of one call, every tool's, in commit order."""

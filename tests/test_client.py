@@ -305,11 +305,13 @@ async def test_sync_watch_trace_yields_each_streamed_event_for_the_requested_tur
     daemon: Daemon,
 ) -> None:
     with ErrordClient(daemon.target) as client:
-        stream = client.watch_trace("t-1", include_history=True)
+        stream = client.watch_trace("t-1", include_history=True, after_sequence=7)
         events = await asyncio.to_thread(list, stream)
 
     assert events == EVENTS
-    assert daemon.servicer.requests == [pb.WatchTraceRequest(turn_id="t-1", include_history=True)]
+    assert daemon.servicer.requests == [
+        pb.WatchTraceRequest(turn_id="t-1", include_history=True, after_sequence=7)
+    ]
 
 
 @pytest.mark.asyncio
@@ -317,10 +319,13 @@ async def test_async_watch_trace_yields_each_streamed_event_for_the_requested_tu
     daemon: Daemon,
 ) -> None:
     async with AsyncErrordClient(daemon.target) as client:
-        events = [event async for event in client.watch_trace("t-1", include_history=True)]
+        stream = client.watch_trace("t-1", include_history=True, after_sequence=7)
+        events = [event async for event in stream]
 
     assert events == EVENTS
-    assert daemon.servicer.requests == [pb.WatchTraceRequest(turn_id="t-1", include_history=True)]
+    assert daemon.servicer.requests == [
+        pb.WatchTraceRequest(turn_id="t-1", include_history=True, after_sequence=7)
+    ]
 
 
 @pytest.mark.asyncio

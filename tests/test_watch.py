@@ -114,3 +114,28 @@ async def test_a_watcher_that_falls_behind_is_told_so() -> None:
     with pytest.raises(WatcherFellBehind, match="fell more than 2 events behind"):
         await drain(subscription, received)
     assert received == events[:2]
+
+
+async def test_watch_resumes_after_a_sequence_across_turns_without_gaps(stub: Stub) -> None:
+    first = await stub.ReportFailure(report("a"))
+    second = await stub.ReportFailure(report("b"))
+    third = await stub.ReportFailure(report("c"))
+    trace = await stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="a"))
+    after = trace.events[0].sequence
+    stream = stub.WatchTrace(pb.WatchTraceRequest(after_sequence=after))
+    assert decision_ids(await take(stream, 2)) == [
+        second.decision.decision_id,
+        third.decision.decision_id,
+    ]
+    fourth = await stub.ReportFailure(report("d"))
+    assert decision_ids(await take(stream, 1)) == [fourth.decision.decision_id]
+    stream.cancel()
+    assert decision_ids(list(trace.events)) == [first.decision.decision_id]
+
+
+async def test_watch_rejects_a_sequence_sqlite_cannot_hold(stub: Stub) -> None:
+    stream = stub.WatchTrace(pb.WatchTraceRequest(after_sequence=2**63))
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        await take(stream, 1)
+    assert failed.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert (failed.value.details() or "").startswith("after_sequence: at most ")

@@ -174,15 +174,18 @@ class ErrordClient:
                 return events
 
     def watch_trace(
-        self, turn_id: str = "", *, include_history: bool = False
+        self, turn_id: str = "", *, include_history: bool = False, after_sequence: int = 0
     ) -> Generator[pb.TraceEvent, None, None]:
         """Yield trace events as errord commits them, until the stream ends.
 
         Only events of ``turn_id`` when given, that turn's recorded events
-        first with ``include_history``. The call starts at the first ``next()``
+        first with ``include_history``; recorded events after ``after_sequence``
+        first when given (to resume a watch). The call starts at the first ``next()``
         and is cancelled when the iterator is closed.
         """
-        request = pb.WatchTraceRequest(turn_id=turn_id, include_history=include_history)
+        request = pb.WatchTraceRequest(
+            turn_id=turn_id, include_history=include_history, after_sequence=after_sequence
+        )
         call = self._stub.WatchTrace(request)
         try:
             for response in call:
@@ -278,14 +281,16 @@ class AsyncErrordClient:
                 return events
 
     async def watch_trace(
-        self, turn_id: str = "", *, include_history: bool = False
+        self, turn_id: str = "", *, include_history: bool = False, after_sequence: int = 0
     ) -> AsyncGenerator[pb.TraceEvent, None]:
         """Yield trace events as errord commits them; see ErrordClient.watch_trace.
 
         The call is cancelled when the iterator is closed: leave early through
         ``contextlib.aclosing`` rather than leaving that to garbage collection.
         """
-        request = pb.WatchTraceRequest(turn_id=turn_id, include_history=include_history)
+        request = pb.WatchTraceRequest(
+            turn_id=turn_id, include_history=include_history, after_sequence=after_sequence
+        )
         call = self._stub.WatchTrace(request)
         try:
             async for response in call:

@@ -213,12 +213,14 @@ class GetTurnTraceResponse(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class WatchTraceRequest(_message.Message):
-    __slots__ = ("turn_id", "include_history")
+    __slots__ = ("turn_id", "include_history", "after_sequence")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_HISTORY_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     include_history: bool
-    def __init__(self, turn_id: _Optional[str] = ..., include_history: _Optional[bool] = ...) -> None: ...
+    after_sequence: int
+    def __init__(self, turn_id: _Optional[str] = ..., include_history: _Optional[bool] = ..., after_sequence: _Optional[int] = ...) -> None: ...
 
 class WatchTraceResponse(_message.Message):
     __slots__ = ("event",)
