@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import statistics
 import sys
@@ -36,6 +37,8 @@ class Result:
     seconds: float
     latencies: list[float]
     peak_rss_kib: int
+    cpu_seconds: float
+    """CPU the server process used during the measured run, every thread."""
 
     @property
     def throughput(self) -> float:
@@ -82,6 +85,11 @@ async def load(address: str, requests: int, concurrency: int) -> tuple[float, li
         return time.perf_counter() - started, latencies
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -91,9 +99,11 @@ def peak_rss_kib(pid: int) -> int:
 
 def measure(name: str, daemon: DaemonProcess, requests: int, concurrency: int) -> Result:
     asyncio.run(load(daemon.address, requests // 10, concurrency))  # warm up
+    cpu_before = cpu_seconds(daemon.process.pid)
     seconds, latencies = asyncio.run(load(daemon.address, requests, concurrency))
+    cpu = cpu_seconds(daemon.process.pid) - cpu_before
     rss = peak_rss_kib(daemon.process.pid)
-    return Result(name, len(latencies), seconds, latencies, rss)
+    return Result(name, len(latencies), seconds, latencies, rss, cpu)
 
 
 # The echo baseline: same transport, canned answer, nothing decided or stored.
@@ -133,13 +143,14 @@ def report(results: list[Result]) -> None:
     baseline = results[0].throughput
     print(
         f"{'server':<8} {'requests':>8} {'req/s':>8} {'x echo':>7} {'p50 ms':>7} "
-        f"{'p95 ms':>7} {'p99 ms':>7} {'peak RSS MiB':>12}"
+        f"{'p95 ms':>7} {'p99 ms':>7} {'CPU us/req':>10} {'peak RSS MiB':>12}"
     )
     for result in results:
         print(
             f"{result.name:<8} {result.requests:>8} {result.throughput:>8.0f} "
             f"{result.throughput / baseline:>7.2f} {result.percentile(0.5):>7.2f} "
             f"{result.percentile(0.95):>7.2f} {result.percentile(0.99):>7.2f} "
+            f"{result.cpu_seconds / result.requests * 1e6:>10.0f} "
             f"{result.peak_rss_kib / 1024:>12.1f}"
         )
     print(f"mean latency errord: {statistics.fmean(results[-1].latencies) * 1000:.2f} ms")
