@@ -38,6 +38,8 @@ MAX_TEXT_LENGTH = 16_384
 MAX_JSON_BYTES = 262_144
 """Serialized bytes of the arguments, and of a partial result."""
 MAX_ATTEMPT = 10_000
+MAX_SEQUENCE = 2**63 - 1  # SQLite's largest integer
+DEFAULT_PAGE_SIZE = 1000
 MAX_DURATION_SECONDS = 315_576_000_000  # google.protobuf.Duration's range
 TIMESTAMP_SECONDS = range(-62_135_596_800, 253_402_300_800)  # 0001-01-01 to 9999-12-31
 
@@ -102,6 +104,12 @@ class Violations:
             self.add(field, "out of range for a google.protobuf.Timestamp")
             return None
         return timestamp.ToDatetime(UTC)
+
+    def sequence(self, field: str, value: int) -> int:
+        if value > MAX_SEQUENCE:
+            self.add(field, f"at most {MAX_SEQUENCE}, got {value}")
+            return 0
+        return value
 
     def attempt(self, value: int) -> int:
         if not 1 <= value <= MAX_ATTEMPT:
@@ -190,9 +198,6 @@ def outcome_report_from_proto(request: pb.ReportOutcomeRequest) -> OutcomeReport
     return report
 
 
-DEFAULT_PAGE_SIZE = 1000
-
-
 @dataclass(frozen=True)
 class TracePage:
     """Which page of a turn's trace a GetTurnTrace asks for."""
@@ -211,14 +216,11 @@ def trace_page_from_proto(request: pb.GetTurnTraceRequest) -> TracePage:
     after = 0
     if request.page_token:
         if request.page_token.isascii() and request.page_token.isdigit():
-            after = int(request.page_token)
+            after = check.sequence("page_token", int(request.page_token))
         else:
             check.add("page_token", "not a next_page_token from a previous GetTurnTrace")
     check.raise_any()
     return TracePage(turn_id, after, min(request.page_size or DEFAULT_PAGE_SIZE, DEFAULT_PAGE_SIZE))
-
-
-MAX_SEQUENCE = 2**63 - 1  # SQLite's largest integer
 
 
 @dataclass(frozen=True)
@@ -236,8 +238,7 @@ def watch_from_proto(request: pb.WatchTraceRequest) -> WatchSelection:
     check = Violations()
     if request.turn_id or request.include_history:
         check.identifier("turn_id", request.turn_id)
-    if request.after_sequence > MAX_SEQUENCE:
-        check.add("after_sequence", f"at most {MAX_SEQUENCE}, got {request.after_sequence}")
+    check.sequence("after_sequence", request.after_sequence)
     check.raise_any()
     replay = request.include_history or request.after_sequence > 0
     return WatchSelection(request.turn_id, request.after_sequence, replay)

@@ -59,7 +59,11 @@ async def test_the_default_page_holds_a_small_turn_whole(stub: Any) -> None:
 
 @pytest.mark.parametrize(
     ("request_fields", "field"),
-    [({"page_size": -1}, "page_size"), ({"page_token": "x1"}, "page_token")],
+    [
+        ({"page_size": -1}, "page_size"),
+        ({"page_token": "x1"}, "page_token"),
+        ({"page_token": "9" * 30}, "page_token"),
+    ],
 )
 async def test_bad_paging_is_invalid_argument(
     stub: Any, request_fields: dict[str, Any], field: str
