@@ -71,7 +71,7 @@ class Engine:
         default_timeout: float = 30.0,
         new_id: Callable[[], str] = new_decision_id,
     ) -> None:
-        self.manifests = manifests
+        self._manifests = manifests
         self._trace = trace
         self._policy = policy
         self._clock = clock
@@ -117,14 +117,14 @@ class Engine:
         return event, not created
 
     async def turn_trace(
-        self, turn_id: str, *, after: int = 0, limit: int | None = None, must_exist: bool = True
+        self, turn_id: str, *, after: int = 0, limit: int | None = None
     ) -> list[TraceEvent]:
         """A turn's events after sequence ``after``, oldest first, at most ``limit``.
 
-        Raises TurnNotFound when the turn has no events at all and ``must_exist``.
+        Raises TurnNotFound when the turn has no events at all.
         """
         events = await self._trace.turn_events(turn_id, after=after, limit=limit)
-        if not events and must_exist and after == 0:
+        if not events and after == 0:
             raise TurnNotFound(f"no trace events for turn {turn_id!r}")
         return events
 
@@ -139,7 +139,7 @@ class Engine:
 
     def manifest_for(self, tool: str) -> tuple[ToolManifest, bool]:
         """The tool's manifest and whether it is the default one."""
-        manifest = self.manifests.get(tool)
+        manifest = self._manifests.get(tool)
         if manifest is not None:
             return manifest, False
         default = ToolManifest(
