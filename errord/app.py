@@ -51,23 +51,29 @@ async def serve(
     stop = stop or asyncio.Event()
     manifests = load_manifests(settings)
     feed = TraceFeed()
-    async with await TraceStore.open(settings.db, clock, on_commit=feed.publish) as store:
-        engine = Engine(manifests, store, default_policy(random.Random()), clock)
-        running = await start_server(
-            settings.listen, ErrorHandlerService(engine, feed), reflection_on=settings.reflection
-        )
-        status = f"serving on {running.address}, {len(manifests)} tool manifests, db {settings.db}"
-        log.info("errord %s", status)
-        notifier.ready(status)
-        if on_ready is not None:
-            on_ready(running.address)
-        with stop_on_signals(stop):
-            await stop.wait()
-        log.info("errord shutting down")
-        notifier.stopping()
-        await running.health.enter_graceful_shutdown()
-        feed.close()
-        await running.server.stop(settings.shutdown_grace_seconds)
+    with stop_on_signals(stop):
+        async with await TraceStore.open(settings.db, clock, on_commit=feed.publish) as store:
+            engine = Engine(manifests, store, default_policy(random.Random()), clock)
+            service = ErrorHandlerService(engine, feed)
+            running = await start_server(
+                settings.listen, service, reflection_on=settings.reflection
+            )
+            try:
+                status = (
+                    f"serving on {running.address}, {len(manifests)} tool manifests, "
+                    f"db {settings.db}"
+                )
+                log.info("errord %s", status)
+                notifier.ready(status)
+                if on_ready is not None:
+                    on_ready(running.address)
+                await stop.wait()
+            finally:
+                log.info("errord shutting down")
+                notifier.stopping()
+                await running.health.enter_graceful_shutdown()
+                feed.close()
+                await running.server.stop(settings.shutdown_grace_seconds)
     log.info("errord stopped")
 
 
