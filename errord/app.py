@@ -15,15 +15,15 @@ from collections.abc import Callable
 
 from errord.clock import Clock, SystemClock
 from errord.config import Settings
-from errord.engine import Engine
-from errord.manifest import ManifestSet
-from errord.manifest_files import load_manifest_dir
-from errord.policy import default_policy
-from errord.server import start_server
-from errord.service import ErrorHandlerService
-from errord.store import TraceStore
-from errord.systemd import Notifier
-from errord.trace_feed import TraceFeed
+from errord.decide.engine import Engine
+from errord.decide.policy import default_policy
+from errord.manifests.files import load_manifest_dir
+from errord.manifests.model import ManifestSet
+from errord.ops.systemd import Notifier
+from errord.state.feed import TraceFeed
+from errord.state.store import TraceStore
+from errord.wire.server import start_server
+from errord.wire.service import ErrorHandlerService
 
 log = logging.getLogger("errord")
 

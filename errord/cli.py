@@ -76,7 +76,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from errord.manifest_files import load_manifest_dir
+    from errord.manifests.files import load_manifest_dir
 
     try:
         manifests = load_manifest_dir(args.directory)

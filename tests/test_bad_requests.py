@@ -14,9 +14,9 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from errord.server import start_server
-from errord.service import ErrorHandlerService
-from errord.trace_feed import TraceFeed
+from errord.state.feed import TraceFeed
+from errord.wire.server import start_server
+from errord.wire.service import ErrorHandlerService
 from tests.conftest import InProcessDaemon
 
 SERVICE = "/errord.v1.ErrorHandlerService/"

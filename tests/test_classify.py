@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.classify import DEFAULT_CLASSES, classify
-from errord.manifest import ClassificationRule
-from errord.model import ErrorClass, ErrorCode, ToolFailure
+from errord.decide.classify import DEFAULT_CLASSES, classify
+from errord.decide.model import ErrorClass, ErrorCode, ToolFailure
+from errord.manifests.model import ClassificationRule
 
 T, P = ErrorClass.TRANSIENT, ErrorClass.PERMANENT
 

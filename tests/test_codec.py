@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.codec import event_detail_from_dict, event_detail_to_dict
-from errord.model import (
+from errord.decide.model import (
     Action,
     Classification,
     Decision,
@@ -25,6 +24,7 @@ from errord.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.state.codec import event_detail_from_dict, event_detail_to_dict
 
 texts = st.text(max_size=12)
 finite_floats = st.floats(allow_nan=False, allow_infinity=False)

@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from errord.engine import Engine
-from errord.errors import ReportConflict, TurnNotFound
-from errord.manifest import ManifestSet, ToolManifest
-from errord.model import (
+from errord.decide.engine import Engine
+from errord.decide.model import (
     Action,
     ErrorCode,
     FailureEvent,
@@ -20,8 +18,10 @@ from errord.model import (
     OutcomeReport,
     ToolFailure,
 )
-from errord.policy import default_policy
-from errord.store import TraceStore
+from errord.decide.policy import default_policy
+from errord.errors import ReportConflict, TurnNotFound
+from errord.manifests.model import ManifestSet, ToolManifest
+from errord.state.store import TraceStore
 from tests.fakes import FakeClock, FixedJitter
 
 TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT, message="Connection timeout after 30s")

@@ -13,15 +13,15 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from errord.decide.model import ErrorClass, ErrorCode
 from errord.errors import ManifestError
-from errord.manifest import (
+from errord.manifests.files import load_manifest_dir, load_manifest_file
+from errord.manifests.model import (
     ClassificationRule,
     DefaultValue,
     RetryPolicy,
     ToolManifest,
 )
-from errord.manifest_files import load_manifest_dir, load_manifest_file
-from errord.model import ErrorClass, ErrorCode
 
 FULL_EXAMPLE = """\
 tools:

@@ -8,10 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from errord.classify import classify
-from errord.manifest import ClassificationRule, RetryPolicy, ToolManifest
-from errord.model import Action, ErrorClass, ErrorCode, FailureReport, ToolFailure
-from errord.policy import (
+from errord.decide.classify import classify
+from errord.decide.model import Action, ErrorClass, ErrorCode, FailureReport, ToolFailure
+from errord.decide.policy import (
     DecisionContext,
     Escalate,
     RecoveryPolicy,
@@ -19,6 +18,7 @@ from errord.policy import (
     UseAlternative,
     default_policy,
 )
+from errord.manifests.model import ClassificationRule, RetryPolicy, ToolManifest
 from tests.fakes import FixedJitter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from errord.errors import StoreError
-from errord.model import (
+from errord.decide.model import (
     Action,
     Classification,
     Decision,
@@ -28,7 +27,8 @@ from errord.model import (
     ToolFailure,
     TraceEvent,
 )
-from errord.store import MAX_BATCH, MIGRATIONS, TraceStore
+from errord.errors import StoreError
+from errord.state.store import MAX_BATCH, MIGRATIONS, TraceStore
 from tests.fakes import FakeClock
 
 

@@ -11,7 +11,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from errord.systemd import Notifier
+from errord.ops.systemd import Notifier
 from tests.conftest import start_process, subprocess_env
 
 

@@ -16,9 +16,9 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
+from errord.decide.model import Outcome, OutcomeEvent, OutcomeReport, TraceEvent
 from errord.errors import WatcherFellBehind
-from errord.model import Outcome, OutcomeEvent, OutcomeReport, TraceEvent
-from errord.trace_feed import Subscription, TraceFeed
+from errord.state.feed import Subscription, TraceFeed
 from tests.conftest import InProcessDaemon
 
 Stub: TypeAlias = Any  # the generated grpc stubs are untyped

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from errord.model import Action, FailureEvent, FailureReport
+from errord.decide.model import Action, FailureEvent, FailureReport
 
 FailureHistory = Callable[[str, str], Awaitable[Sequence[FailureEvent]]]
 """Reads the recorded failures of (turn_id, call_id), every tool's."""

@@ -29,16 +29,16 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from yaml.nodes import MappingNode, Node
 
+from errord.decide.model import ErrorClass, ErrorCode, JSONValue
 from errord.errors import ManifestError, Problem
-from errord.manifest import (
+from errord.manifests.model import (
     ClassificationRule,
     DefaultValue,
     ManifestSet,
     RetryPolicy,
     ToolManifest,
 )
-from errord.model import ErrorClass, ErrorCode, JSONValue
-from errord.yaml_reader import (
+from errord.manifests.yaml_reader import (
     MISSING,
     FieldReads,
     Reader,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from errord.model import JSONValue
+from errord.decide.model import JSONValue
 
 REDACTED = "[REDACTED]"
 SECRET_WORDS = re.compile(

@@ -3,7 +3,7 @@
 Appends are queued; one writer task takes everything queued at once, inserts
 it with one ``executemany`` and one commit, and only then answers each
 append. Reads share the connection and a lock with the writer, so they never
-see half a batch. Event bodies are JSON written by ``errord.codec``.
+see half a batch. Event bodies are JSON written by ``errord.state.codec``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from typing import Any, Final
 import aiosqlite
 
 from errord.clock import Clock
-from errord.codec import (
+from errord.decide.model import EventDetail, ReportKey, TraceEvent
+from errord.errors import StoreError
+from errord.state.codec import (
     EventKind,
     event_detail_from_dict,
     event_detail_to_dict,
@@ -32,8 +34,6 @@ from errord.codec import (
     time_from_text,
     time_to_text,
 )
-from errord.errors import StoreError
-from errord.model import EventDetail, ReportKey, TraceEvent
 
 LOG = logging.getLogger(__name__)
 

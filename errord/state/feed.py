@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 
+from errord.decide.model import TraceEvent
 from errord.errors import WatcherFellBehind
-from errord.model import TraceEvent
 
 _CLOSED = None
 

@@ -12,8 +12,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from errord.model import Action, ErrorClass, ErrorCode, JSONValue
-from errord.policy import DecisionContext, Verdict
+from errord.decide.model import Action, ErrorClass, ErrorCode, JSONValue
+from errord.decide.policy import DecisionContext, Verdict
 
 ECHOED_ERROR_LENGTH = 2_000
 """Characters of the tool's error message repeated in the model's and the log's text."""

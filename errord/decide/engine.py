@@ -12,13 +12,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Protocol
 
-from errord.classify import classify
 from errord.clock import Clock
-from errord.errors import ReportConflict, TurnNotFound
-from errord.ledger import RetryLedger
-from errord.manifest import ManifestSet, RetryPolicy, ToolManifest
-from errord.messages import compose
-from errord.model import (
+from errord.decide.classify import classify
+from errord.decide.messages import compose
+from errord.decide.model import (
     Action,
     Decision,
     EventDetail,
@@ -29,14 +26,17 @@ from errord.model import (
     ReportKey,
     TraceEvent,
 )
-from errord.policy import DecisionContext, RecoveryPolicy, Verdict
-from errord.redact import redact
+from errord.decide.policy import DecisionContext, RecoveryPolicy, Verdict
+from errord.decide.redact import redact
+from errord.errors import ReportConflict, TurnNotFound
+from errord.manifests.model import ManifestSet, RetryPolicy, ToolManifest
+from errord.state.ledger import RetryLedger
 
 log = logging.getLogger(__name__)
 
 
 class TraceLog(Protocol):
-    """Where trace events become durable (errord.store.TraceStore)."""
+    """Where trace events become durable (errord.state.store.TraceStore)."""
 
     async def append(self, detail: EventDetail) -> tuple[TraceEvent, bool]:
         """Commit ``detail``; return the stored event and whether it is new."""

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from errord.model import EventDetail, FailureEvent, OutcomeEvent
+from errord.decide.model import EventDetail, FailureEvent, OutcomeEvent
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

@@ -16,8 +16,7 @@ from typing import TypeVar
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
-from errord.errors import FieldViolation, InvalidRequest
-from errord.model import (
+from errord.decide.model import (
     Action,
     Decision,
     ErrorClass,
@@ -31,6 +30,7 @@ from errord.model import (
     ToolFailure,
     TraceEvent,
 )
+from errord.errors import FieldViolation, InvalidRequest
 
 MAX_ID_LENGTH = 512
 MAX_TEXT_LENGTH = 16_384

@@ -18,8 +18,7 @@ from google.protobuf import any_pb2, message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from errord import convert
-from errord.engine import Engine
+from errord.decide.engine import Engine
 from errord.errors import (
     ErrordError,
     FieldViolation,
@@ -29,7 +28,8 @@ from errord.errors import (
     TurnNotFound,
     WatcherFellBehind,
 )
-from errord.trace_feed import TraceFeed
+from errord.state.feed import TraceFeed
+from errord.wire import convert
 
 log = logging.getLogger(__name__)
 

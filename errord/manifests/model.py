@@ -1,7 +1,7 @@
 """What a tool manifest says: timeouts, retry policy, classification rules, fallbacks.
 
 Frozen records validated on construction; ``ValueError`` messages name the field.
-Reading them from YAML, with file and line in every error, is manifest_files.py.
+Reading them from YAML, with file and line in every error, is files.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from errord.model import ErrorClass, ErrorCode, JSONValue, ToolFailure
+from errord.decide.model import ErrorClass, ErrorCode, JSONValue, ToolFailure
 
 
 @dataclass(frozen=True)

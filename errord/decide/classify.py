@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from errord.manifest import ClassificationRule
-from errord.model import Classification, ErrorClass, ErrorCode, ToolFailure
+from errord.decide.model import Classification, ErrorClass, ErrorCode, ToolFailure
+from errord.manifests.model import ClassificationRule
 
 TRANSIENT, PERMANENT = ErrorClass.TRANSIENT, ErrorClass.PERMANENT
 

@@ -10,7 +10,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from errord.errors import ListenError
-from errord.service import SERVICE_NAME, ErrorHandlerService, rpc_handlers
+from errord.wire.service import SERVICE_NAME, ErrorHandlerService, rpc_handlers
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 SERVER_OPTIONS = [

@@ -24,8 +24,8 @@ from typing import Any, TypeAlias, TypeGuard, TypeVar
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from errord.decide.model import JSONValue
 from errord.errors import Problem
-from errord.model import JSONValue
 
 T = TypeVar("T")
 U = TypeVar("U")

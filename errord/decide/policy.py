@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from errord.manifest import ToolManifest
-from errord.model import Action, Classification, ErrorClass, FailureReport
+from errord.decide.model import Action, Classification, ErrorClass, FailureReport
+from errord.manifests.model import ToolManifest
 
 
 class Jitter(Protocol):

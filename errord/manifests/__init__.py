@@ -1,0 +1,1 @@
+"""Tool manifests: the records, the immutable snapshot, and reading them from YAML files."""

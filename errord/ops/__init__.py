@@ -1,0 +1,1 @@
+"""Running as a service: systemd notification and watchdog, metrics, logging."""

@@ -1,0 +1,1 @@
+"""What decisions read, kept current from committed events: projections, the store, the feed."""
