@@ -17,11 +17,13 @@ from errord.clock import Clock, SystemClock
 from errord.config import Settings
 from errord.decide.engine import Engine
 from errord.decide.policy import default_policy
+from errord.handler import ErrorHandler
 from errord.manifests.files import load_manifest_dir
-from errord.manifests.model import ManifestSet
+from errord.manifests.snapshot import ManifestSnapshot
 from errord.ops.systemd import Notifier
 from errord.state.feed import TraceFeed
-from errord.state.store import TraceStore
+from errord.state.projections import Projections
+from errord.state.store import Store
 from errord.wire.server import start_server
 from errord.wire.service import ErrorHandlerService
 
@@ -30,10 +32,10 @@ log = logging.getLogger("errord")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def load_manifests(settings: Settings) -> ManifestSet:
+def load_manifests(settings: Settings) -> ManifestSnapshot:
     """The configured manifests; raises ManifestError listing every problem."""
     if settings.manifests is None:
-        return ManifestSet()
+        return ManifestSnapshot()
     return load_manifest_dir(settings.manifests)
 
 
@@ -52,9 +54,11 @@ async def serve(
     manifests = load_manifests(settings)
     feed = TraceFeed()
     with stop_on_signals(stop):
-        async with await TraceStore.open(settings.db, clock, on_commit=feed.publish) as store:
-            engine = Engine(manifests, store, default_policy(random.Random()), clock)
-            service = ErrorHandlerService(engine, feed)
+        state = Projections()
+        async with await Store.open(settings.db, clock, state, on_commit=feed.publish) as store:
+            engine = Engine(default_policy(random.Random()))
+            handler = ErrorHandler(engine, store, state, manifests, clock)
+            service = ErrorHandlerService(handler, feed)
             running = await start_server(
                 settings.listen, service, reflection_on=settings.reflection
             )

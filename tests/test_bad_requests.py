@@ -183,9 +183,10 @@ async def test_a_bad_request_records_nothing_and_earlier_decisions_stay(
             channel, "GetTurnTrace", pb.GetTurnTraceRequest(turn_id="t").SerializeToString()
         )
     )
-    assert [event.failure.decision for event in trace.events] == [
+    assert [event.failure.decision for event in trace.events if event.HasField("failure")] == [
         pb.ReportFailureResponse.FromString(good).decision
     ]
+    assert len(trace.events) == 2  # the turn began, the good failure
 
 
 async def test_a_repeated_key_with_a_different_error_is_already_exists(

@@ -434,8 +434,8 @@ async def test_the_async_client_against_the_real_daemon(tmp_path: Path) -> None:
     errord.stop.set()
     await errord.task
     assert response.decision.action == pb.RECOVERY_ACTION_RETRY
-    assert [event.WhichOneof("event") for event in events] == ["failure", "outcome"]
-    assert events[1].outcome.decision_id == response.decision.decision_id
+    assert [event.WhichOneof("event") for event in events] == ["turn_began", "failure", "outcome"]
+    assert events[2].outcome.decision_id == response.decision.decision_id
     assert field_violations(failed.value) == [
         ("call_id", "required"),
         ("attempt", "must be from 1 to 10000 (attempts count from 1), got 0"),

@@ -142,11 +142,13 @@ def test_grpcurl_reads_the_turn_trace_in_order(errord: DaemonProcess) -> None:
         grpcurl(errord.address, f"{SERVICE}/GetTurnTrace", data={"turn_id": "turn-trace"})
     )
     events = trace["events"]
-    assert [e["failure"]["decision"]["decision_id"] for e in events[:2]] == [
+    assert events[0]["turn_began"] == {"implicit": True}
+    assert "call_id" not in events[0]
+    assert [e["failure"]["decision"]["decision_id"] for e in events[1:3]] == [
         first["decision_id"],
         second["decision_id"],
     ]
-    assert events[2]["outcome"] == {"outcome": "OUTCOME_SUCCESS", "duration": "0.250s"}
+    assert events[3]["outcome"] == {"outcome": "OUTCOME_SUCCESS", "duration": "0.250s"}
     sequences = [int(e["sequence"]) for e in events]
     assert sequences == sorted(sequences)
 

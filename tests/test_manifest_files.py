@@ -380,7 +380,7 @@ PROBLEM_CASES = [
         [
             "5: tools[0].retry_policy.color: unknown key 'color'; allowed keys: strategy,"
             " initial_delay_ms, max_delay_ms, multiplier, jitter_percent, max_attempts,"
-            " max_total_time_ms"
+            " max_total_time_ms, max_retry_after_ms"
         ],
         id="unknown-retry-key-without-suggestion",
     ),

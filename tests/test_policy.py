@@ -3,22 +3,39 @@ and the fallbacks when no retry is allowed."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from msgspec.structs import replace
 
 from errord.decide.classify import classify
-from errord.decide.model import Action, ErrorClass, ErrorCode, FailureReport, ToolFailure
+from errord.decide.engine import Engine
+from errord.decide.messages import compose
+from errord.decide.model import (
+    Action,
+    Consequence,
+    ErrorClass,
+    ErrorCode,
+    FailureReport,
+    Refusal,
+    RefusalKind,
+    ToolFailure,
+)
 from errord.decide.policy import (
+    CallPart,
     DecisionContext,
     Escalate,
+    Fallback,
     RecoveryPolicy,
     RetryGate,
+    ToolPart,
+    TurnPart,
     UseAlternative,
+    Verdict,
     default_policy,
 )
 from errord.manifests.model import ClassificationRule, RetryPolicy, ToolManifest
+from errord.manifests.snapshot import ManifestSnapshot
 from tests.fakes import FixedJitter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -31,21 +48,29 @@ def context(
     failure: ToolFailure = TIMEOUT,
     manifest: ToolManifest = FLIGHT_SEARCH,
     spent: float = 0.0,
+    failed: frozenset[str] = frozenset(),
 ) -> DecisionContext:
-    report = FailureReport("turn", "call", manifest.name, attempt, failure, {})
+    report = FailureReport(
+        turn_id="turn", call_id="call", tool=manifest.name, attempt=attempt, error=failure
+    )
     return DecisionContext(
         report=report,
         classification=classify(failure, manifest.classification, manifest.name),
-        manifest=manifest,
-        default_policy=False,
-        retry_time_spent=spent,
+        tool=ToolPart(manifest, default_policy=False),
+        call=CallPart(retry_time_spent=spent, failed_tools=failed | {manifest.name}),
+        turn=TurnPart(),
         now=NOW,
     )
 
 
+def reason_of(ctx: DecisionContext, verdict: Verdict) -> str:
+    return compose(ctx, verdict).reason
+
+
 def decide(jitter: float = 0.5, **kwargs: object) -> tuple[Action, float, str]:
-    verdict = default_policy(FixedJitter(jitter)).decide(context(**kwargs))  # type: ignore[arg-type]
-    return verdict.action, verdict.delay, verdict.reason
+    ctx = context(**kwargs)  # type: ignore[arg-type]
+    verdict = default_policy(FixedJitter(jitter)).decide(ctx)
+    return verdict.action, verdict.delay, reason_of(ctx, verdict)
 
 
 def test_flight_search_timeout_is_retried_after_100_ms() -> None:
@@ -102,9 +127,10 @@ def test_a_retry_that_would_exceed_2_s_of_retry_time_is_refused() -> None:
     assert decide(attempt=2, spent=1.8)[0] is Action.RETRY  # 1.8 + 0.2 = 2.0: within
     action, _, reason = decide(attempt=2, spent=1.81)
     assert action is Action.ESCALATE
-    assert "1810 ms spent retrying plus a 200 ms delay would exceed the 2000 ms retry budget" in (
-        reason
-    )
+    assert (
+        "1810 ms of retry delay already granted plus a 200 ms delay would exceed the 2000 ms "
+        "retry time limit"
+    ) in reason
 
 
 def test_retry_after_replaces_the_computed_delay_without_jitter() -> None:
@@ -112,9 +138,35 @@ def test_retry_after_replaces_the_computed_delay_without_jitter() -> None:
     assert decide(jitter=1.0, failure=failure)[:2] == (Action.RETRY, 0.3)
 
 
-def test_retry_after_is_capped_by_the_policy_maximum() -> None:
+def test_a_retry_is_never_sooner_than_the_tool_asked_so_a_long_wait_is_no_retry() -> None:
     failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=30.0)
-    assert decide(failure=failure)[:2] == (Action.RETRY, 0.8)
+    action, _, reason = decide(failure=failure)
+    assert action is Action.ESCALATE
+    assert (
+        "No retry: flight_search asked to wait 30000 ms before a retry, longer than the 800 ms "
+        "its retry policy allows (max_retry_after_ms)"
+    ) in reason
+
+
+def test_a_manifest_can_allow_a_long_retry_after() -> None:
+    patient = RetryPolicy(max_retry_after=60.0, max_total_time=120.0)
+    manifest = ToolManifest(name="flight_search", retry_policy=patient)
+    failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=30.0)
+    action, delay, reason = decide(failure=failure, manifest=manifest)
+    assert (action, delay) == (Action.RETRY, 30.0)
+    assert reason == (
+        "Transient error (RATE_LIMITED); retrying in 30000 ms as flight_search asked, "
+        "attempt 2 of 5."
+    )
+
+
+def test_a_long_retry_after_must_also_fit_the_total_retry_time() -> None:
+    patient = RetryPolicy(max_retry_after=60.0)
+    manifest = ToolManifest(name="flight_search", retry_policy=patient)
+    failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=30.0)
+    action, _, reason = decide(failure=failure, manifest=manifest)
+    assert action is Action.ESCALATE
+    assert "plus a 30000 ms delay would exceed the 2000 ms retry time limit" in reason
 
 
 def test_retry_at_a_timestamp_is_honoured() -> None:
@@ -174,17 +226,37 @@ def test_a_non_idempotent_tool_is_not_retried() -> None:
 
 
 def test_gates_compose_so_new_concerns_plug_in_without_rewriting() -> None:
-    class BreakerOpen(RetryGate):
-        def __call__(self, context: DecisionContext, delay: float) -> str | None:
-            return "the breaker is open"
+    refusal = Refusal(kind=RefusalKind.ATTEMPTS_EXHAUSTED, limit=1, attempt=1)
+
+    class OneAttempt(RetryGate):
+        def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
+            return refusal
 
     base = default_policy(FixedJitter())
-    policy = RecoveryPolicy(base.backoff, base.gate | BreakerOpen(), base.fallbacks)
-    verdict = policy.decide(context())
-    assert (verdict.action, verdict.reason) == (
-        Action.ESCALATE,
-        "No retry: the breaker is open; no alternative tool, escalating.",
+    policy = RecoveryPolicy(base.backoff, base.gate | OneAttempt(), base.fallbacks)
+    ctx = context()
+    verdict = policy.decide(ctx)
+    assert (verdict.action, verdict.refusal) == (Action.ESCALATE, refusal)
+    assert reason_of(ctx, verdict) == (
+        "No retry: attempt 1 reached the limit of 1 attempts; no alternative tool, escalating."
     )
+
+
+def test_a_verdict_carries_its_consequences_for_other_calls_into_the_decision() -> None:
+    """Cascades (a failed call's dependents are skipped) ride on the verdict."""
+    skip = Consequence(call_id="call_2", action=Action.SKIP, reason="depends on call")
+
+    class SkipDependents(Fallback):
+        def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict:
+            return Verdict(Action.ESCALATE, refusal, consequences=(skip,))
+
+    base = default_policy(FixedJitter())
+    policy = RecoveryPolicy(base.backoff, base.gate, (SkipDependents(), Escalate()))
+    permanent = ToolFailure(code=ErrorCode.AUTH)
+    report = context(failure=permanent).report
+    decided = Engine(policy).decide(report, ManifestSnapshot([FLIGHT_SEARCH]), None, None, NOW)
+    assert decided.decision.consequences == (skip,)
+    assert decided.decision.refusal == Refusal(kind=RefusalKind.PERMANENT_ERROR)
 
 
 def test_a_policy_must_end_with_escalation() -> None:
@@ -196,20 +268,16 @@ def test_a_policy_must_end_with_escalation() -> None:
 
 def test_alternatives_that_already_failed_on_the_call_are_skipped() -> None:
     manifest = ToolManifest(name="flight_search", alternatives=("flight_b", "flight_c"))
-    ctx = replace(
-        context(attempt=5, manifest=manifest), failed_tools=frozenset({"flight_search", "flight_b"})
-    )
+    ctx = context(attempt=5, manifest=manifest, failed=frozenset({"flight_b"}))
     verdict = default_policy(FixedJitter()).decide(ctx)
     assert (verdict.action, verdict.alternative_tool) == (Action.USE_ALTERNATIVE, "flight_c")
 
 
 def test_when_every_alternative_failed_the_call_escalates_and_says_why() -> None:
     manifest = ToolManifest(name="flight_search", alternatives=("flight_b",))
-    ctx = replace(
-        context(attempt=5, manifest=manifest), failed_tools=frozenset({"flight_search", "flight_b"})
-    )
+    ctx = context(attempt=5, manifest=manifest, failed=frozenset({"flight_b"}))
     verdict = default_policy(FixedJitter()).decide(ctx)
     assert verdict.action is Action.ESCALATE
-    assert verdict.reason.endswith(
+    assert reason_of(ctx, verdict).endswith(
         "the alternatives (flight_b) already failed on this call, escalating."
     )

@@ -1,4 +1,4 @@
-"""The trace store on real SQLite files: durability, idempotency, group commit, lifecycle."""
+"""The store on real SQLite files: units of work, group commit, durability, lifecycle."""
 
 from __future__ import annotations
 
@@ -12,43 +12,46 @@ from pathlib import Path
 
 import pytest
 
+from errord.decide.events import (
+    EventDetail,
+    EventKind,
+    FailureEvent,
+    OutcomeEvent,
+    TraceEvent,
+    TurnBegan,
+)
 from errord.decide.model import (
     Action,
+    CallKey,
     Classification,
     Decision,
     ErrorClass,
     ErrorCode,
-    FailureEvent,
     FailureReport,
     Outcome,
-    OutcomeEvent,
     OutcomeReport,
-    ReportKey,
     ToolFailure,
-    TraceEvent,
 )
 from errord.errors import StoreError
-from errord.state.store import MAX_BATCH, MIGRATIONS, TraceStore
+from errord.state.projections import Projections
+from errord.state.store import DuplicateEvent, Store
+from errord.state.store.schema import MIGRATIONS
+from errord.state.store.writer import MAX_BATCH
 from tests.fakes import FakeClock
 
 
 def failure(
-    call_id: str = "call-1",
-    *,
-    turn_id: str = "turn-1",
-    tool: str = "search",
-    attempt: int = 1,
-    message: str = "timed out",
+    call_id: str = "call-1", *, turn_id: str = "turn-1", tool: str = "search", attempt: int = 1
 ) -> FailureEvent:
     report = FailureReport(
-        turn_id,
-        call_id,
-        tool,
-        attempt,
-        ToolFailure(
+        turn_id=turn_id,
+        call_id=call_id,
+        tool=tool,
+        attempt=attempt,
+        error=ToolFailure(
             code=ErrorCode.TIMEOUT,
             exception_type="TimeoutError",
-            message=message,
+            message="timed out",
             retry_at=datetime(2026, 1, 1, 0, 0, 1, tzinfo=UTC),
             partial_result=[{"rank": 1}],
         ),
@@ -56,27 +59,44 @@ def failure(
         elapsed=1.25,
     )
     decision = Decision(
-        f"decision-{turn_id}-{call_id}-{tool}-{attempt}",
-        turn_id,
-        call_id,
-        tool,
-        attempt,
-        Action.RETRY,
-        Classification(ErrorClass.TRANSIENT, ErrorCode.TIMEOUT, "default:code:TIMEOUT"),
+        decision_id=f"decision-{turn_id}-{call_id}-{tool}-{attempt}",
+        turn_id=turn_id,
+        call_id=call_id,
+        tool=tool,
+        attempt=attempt,
+        action=Action.RETRY,
+        classification=Classification(
+            ErrorClass.TRANSIENT, ErrorCode.TIMEOUT, "default:code:TIMEOUT"
+        ),
         reason="timeouts are transient",
         llm_message="retrying search",
         user_message="Still searching.",
-        technical_message=message,
+        technical_message="timed out",
         decided_at=datetime(2026, 1, 1, tzinfo=UTC),
         delay=0.1,
         next_attempt_timeout=30.0,
         attempts_left=4,
     )
-    return FailureEvent(report, decision)
+    return FailureEvent(report=report, decision=decision)
 
 
 def outcome(call_id: str = "call-1", *, turn_id: str = "turn-1", attempt: int = 1) -> OutcomeEvent:
-    return OutcomeEvent(OutcomeReport(turn_id, call_id, "search", attempt, Outcome.SUCCESS, 0.5))
+    report = OutcomeReport(
+        turn_id=turn_id,
+        call_id=call_id,
+        tool="search",
+        attempt=attempt,
+        outcome=Outcome.SUCCESS,
+        duration=0.5,
+    )
+    return OutcomeEvent(report=report)
+
+
+async def record(store: Store, *details: EventDetail) -> list[TraceEvent]:
+    """Submit ``details`` as one unit and wait for its commit."""
+    unit = store.submit(details)
+    await unit.done
+    return list(unit.events)
 
 
 @pytest.fixture
@@ -89,9 +109,13 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "state" / "trace.db"
 
 
+async def open_store(path: Path, clock: FakeClock, **options: object) -> Store:
+    return await Store.open(path, clock, Projections(), **options)  # type: ignore[arg-type]
+
+
 @pytest.fixture
-async def store(db_path: Path, clock: FakeClock) -> AsyncIterator[TraceStore]:
-    async with await TraceStore.open(db_path, clock) as store:
+async def store(db_path: Path, clock: FakeClock) -> AsyncIterator[Store]:
+    async with await open_store(db_path, clock) as store:
         yield store
 
 
@@ -101,154 +125,89 @@ def query(path: Path, sql: str) -> list[tuple[object, ...]]:
         return db.execute(sql).fetchall()
 
 
-# Appending and reading.
+# Recording and reading.
 
 
-async def test_an_appended_event_is_found_by_its_kind_and_key(store: TraceStore) -> None:
-    event, created = await store.append(failure())
-
-    assert created
-    assert event.detail == failure()
-    assert await store.find("failure", failure().report.key) == event
+async def test_a_recorded_event_is_found_by_its_kind_and_key(store: Store) -> None:
+    [event] = await record(store, failure())
+    assert await store.find(EventKind.FAILURE, failure().dedup_key) == event
+    assert await store.find(EventKind.OUTCOME, failure().dedup_key) is None
 
 
-async def test_find_returns_none_for_a_key_never_appended(store: TraceStore) -> None:
-    await store.append(failure())
-
-    assert await store.find("outcome", failure().report.key) is None
-    assert await store.find("failure", ReportKey("turn-1", "call-1", "search", 2)) is None
-
-
-async def test_sequences_increase_with_each_append(store: TraceStore) -> None:
-    sequences = [(await store.append(failure(f"call-{n}")))[0].sequence for n in range(5)]
-
-    assert sequences == sorted(set(sequences))
+async def test_each_kind_has_its_own_idempotency_key(store: Store) -> None:
+    began, failed, ended = await record(store, TurnBegan(turn_id="turn-1"), failure(), outcome())
+    assert await store.find(EventKind.TURN_BEGAN, ("turn-1",)) == began
+    assert await store.find(EventKind.FAILURE, failure().dedup_key) == failed
+    assert await store.find(EventKind.OUTCOME, outcome().dedup_key) == ended
 
 
-async def test_event_time_is_the_clock_time_at_append(store: TraceStore, clock: FakeClock) -> None:
-    clock.advance(90)
-
-    event, _ = await store.append(failure())
-
-    assert event.time == datetime(2026, 1, 1, 0, 1, 30, tzinfo=UTC)
-    assert await store.find("failure", event.key) == event
-
-
-async def test_turn_events_are_that_turns_events_in_sequence_order(store: TraceStore) -> None:
-    first, _ = await store.append(failure("call-b"))
-    await store.append(failure("call-a", turn_id="turn-2"))
-    second, _ = await store.append(outcome("call-b"))
-    third, _ = await store.append(failure("call-a"))
-
-    assert await store.turn_events("turn-1") == [first, second, third]
-    assert await store.turn_events("turn-unknown") == []
-
-
-async def test_call_failures_are_one_calls_failures_of_every_tool_in_commit_order(
-    store: TraceStore,
+async def test_a_unit_gets_consecutive_sequences_and_the_clock_time(
+    store: Store, clock: FakeClock
 ) -> None:
-    first, _ = await store.append(failure(attempt=1))
-    second, _ = await store.append(failure(attempt=2))
-    await store.append(outcome(attempt=3))
-    other_tool, _ = await store.append(failure(attempt=1, tool="other_search"))
-    await store.append(failure("call-2", attempt=1))
-
-    assert await store.call_failures("turn-1", "call-1") == [first, second, other_tool]
-
-
-# Idempotency.
-
-
-async def test_a_failure_and_an_outcome_with_one_key_are_both_stored(store: TraceStore) -> None:
-    _, failure_created = await store.append(failure())
-    _, outcome_created = await store.append(outcome())
-
-    assert failure_created
-    assert outcome_created
-
-
-async def test_a_repeated_key_returns_the_stored_event_not_created(
-    store: TraceStore, clock: FakeClock
-) -> None:
-    stored, _ = await store.append(failure(message="first"))
-    clock.advance(5)
-
-    again, created = await store.append(failure(message="second"))
-
-    assert not created
-    assert again == stored
-    assert await store.turn_events("turn-1") == [stored]
-
-
-async def test_a_repeated_key_in_the_same_batch_returns_the_first_of_the_batch(
-    store: TraceStore,
-) -> None:
-    batches_before = store.batches_committed
-
-    (first, first_created), (second, second_created) = await asyncio.gather(
-        store.append(failure(message="first")), store.append(failure(message="second"))
-    )
-
-    assert store.batches_committed - batches_before == 1
-    assert (first_created, second_created) == (True, False)
-    assert second == first
-    assert second.detail == failure(message="first")
-
-
-async def test_a_repeated_key_after_a_restart_returns_the_event_from_before(
-    db_path: Path, clock: FakeClock
-) -> None:
-    async with await TraceStore.open(db_path, clock) as store:
-        stored, _ = await store.append(failure(message="before restart"))
+    first = await record(store, TurnBegan(turn_id="turn-1"), failure())
     clock.advance(60)
-
-    async with await TraceStore.open(db_path, clock) as store:
-        again, created = await store.append(failure(message="after restart"))
-
-    assert not created
-    assert again == stored
+    [later] = await record(store, outcome())
+    assert [event.sequence for event in [*first, later]] == [1, 2, 3]
+    assert first[0].time == datetime(2026, 1, 1, tzinfo=UTC)
+    assert later.time == datetime(2026, 1, 1, 0, 1, tzinfo=UTC)
 
 
-# Durability.
+async def test_turn_events_are_that_turns_events_in_sequence_order(store: Store) -> None:
+    await record(store, failure("a"))
+    await record(store, failure("x", turn_id="turn-2"))
+    await record(store, outcome("a"))
+    events = await store.turn_events("turn-1")
+    assert [event.kind for event in events] == [EventKind.FAILURE, EventKind.OUTCOME]
+    assert [event.sequence for event in await store.events_after(1)] == [2, 3]
+
+
+async def test_a_repeated_key_fails_its_unit_as_a_duplicate_and_records_nothing_of_it(
+    store: Store,
+) -> None:
+    await record(store, failure())
+    with pytest.raises(DuplicateEvent):
+        await record(store, outcome("other"), failure())
+    assert await store.find(EventKind.OUTCOME, outcome("other").dedup_key) is None
+
+
+async def test_a_duplicate_fails_only_its_own_unit_of_a_batch(store: Store) -> None:
+    results = await asyncio.gather(
+        record(store, failure("a")),
+        record(store, failure("a")),
+        record(store, failure("b")),
+        return_exceptions=True,
+    )
+    assert isinstance(results[1], DuplicateEvent)
+    assert [len(result) for result in (results[0], results[2]) if isinstance(result, list)] == [
+        1,
+        1,
+    ]
 
 
 async def test_events_survive_a_restart_unchanged(db_path: Path, clock: FakeClock) -> None:
-    async with await TraceStore.open(db_path, clock) as store:
-        await store.append(failure())
-        await store.append(outcome())
-        before = await store.turn_events("turn-1")
-
-    async with await TraceStore.open(db_path, clock) as store:
-        after = await store.turn_events("turn-1")
-
-    assert after == before
+    async with await open_store(db_path, clock) as store:
+        recorded = await record(store, TurnBegan(turn_id="turn-1"), failure(), outcome())
+    async with await open_store(db_path, clock) as store:
+        assert await store.turn_events("turn-1") == recorded
+        [next_one] = await record(store, outcome("call-2"))
+    assert next_one.sequence == 4
 
 
-async def test_sequences_continue_after_a_restart(db_path: Path, clock: FakeClock) -> None:
-    async with await TraceStore.open(db_path, clock) as store:
-        last, _ = await store.append(failure())
-
-    async with await TraceStore.open(db_path, clock) as store:
-        event, _ = await store.append(failure("call-2"))
-
-    assert event.sequence > last.sequence
-
-
-# Group commit.
-
-
-async def test_concurrent_appends_are_committed_in_a_few_batches(store: TraceStore) -> None:
-    batches_before = store.batches_committed
-
-    results = await asyncio.gather(*(store.append(failure(f"call-{n}")) for n in range(200)))
-
-    assert all(created for _, created in results)
-    assert len({event.sequence for event, _ in results}) == 200
-    assert store.batches_committed - batches_before < 10
+async def test_concurrent_units_are_committed_in_a_few_batches(store: Store) -> None:
+    before = store.batches_committed
+    await asyncio.gather(*(record(store, failure(f"call-{n}")) for n in range(200)))
+    assert store.batches_committed - before < 10
     assert len(await store.turn_events("turn-1")) == 200
 
 
-async def test_on_commit_sees_the_created_events_in_sequence_order(
+async def test_more_units_than_a_batch_holds_are_split_and_all_committed(store: Store) -> None:
+    count = MAX_BATCH * 2 + 1
+    await asyncio.gather(*(record(store, outcome(f"call-{n}")) for n in range(count)))
+    assert store.batches_committed == 3
+    assert len(await store.turn_events("turn-1")) == count
+
+
+async def test_on_commit_sees_the_committed_events_in_sequence_order(
     db_path: Path, clock: FakeClock
 ) -> None:
     committed: list[TraceEvent] = []
@@ -256,103 +215,75 @@ async def test_on_commit_sees_the_created_events_in_sequence_order(
     def remember(events: Sequence[TraceEvent]) -> None:
         committed.extend(events)
 
-    async with await TraceStore.open(db_path, clock, on_commit=remember) as store:
-        first = await store.append(failure("call-0"))
-        repeats = await asyncio.gather(
-            *(store.append(failure(f"call-{n % 30}")) for n in range(60))
-        )
-
-    created = [event for event, was_created in [first, *repeats] if was_created]
-    assert len(created) == 30
-    assert committed == created
-    assert [event.sequence for event in committed] == sorted(event.sequence for event in created)
+    async with await open_store(db_path, clock, on_commit=remember) as store:
+        units = await asyncio.gather(*(record(store, failure(f"c{n}")) for n in range(30)))
+    assert committed == [event for unit in units for event in unit]
+    assert [event.sequence for event in committed] == list(range(1, 31))
 
 
-async def test_a_failing_on_commit_listener_neither_fails_appends_nor_stops_the_writer(
+async def test_a_failing_on_commit_listener_neither_fails_units_nor_stops_the_writer(
     db_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     def explode(events: Sequence[TraceEvent]) -> None:
         raise RuntimeError("listener bug")
 
-    async with await TraceStore.open(db_path, clock, on_commit=explode) as store:
-        _, first_created = await store.append(failure("call-1"))
-        _, second_created = await store.append(failure("call-2"))
-
-    assert first_created
-    assert second_created
+    async with await open_store(db_path, clock, on_commit=explode) as store:
+        await record(store, failure("call-1"))
+        await record(store, failure("call-2"))
+        assert len(await store.turn_events("turn-1")) == 2
     assert "on_commit listener failed" in caplog.text
 
 
 async def test_a_failed_write_fails_its_whole_batch_and_the_next_batch_commits(
-    store: TraceStore, db_path: Path
+    store: Store, db_path: Path
 ) -> None:
     query(
         db_path,
-        "CREATE TRIGGER reject BEFORE INSERT ON trace_events WHEN NEW.tool = 'rejected'"
+        "CREATE TRIGGER reject BEFORE INSERT ON events WHEN NEW.dedup_key LIKE '%rejected%'"
         " BEGIN SELECT RAISE(ABORT, 'rejected by test trigger'); END",
     )
-
     results = await asyncio.gather(
-        store.append(failure("call-1")),
-        store.append(failure("call-2", tool="rejected")),
+        record(store, failure("call-1")),
+        record(store, failure("call-2", tool="rejected")),
         return_exceptions=True,
     )
-    _, created = await store.append(failure("call-3"))
-
+    await record(store, failure("call-3"))
     assert all(isinstance(result, StoreError) for result in results)
     assert "rejected by test trigger" in str(results[0])
-    assert created
-    assert [event.key.call_id for event in await store.turn_events("turn-1")] == ["call-3"]
+    events = await store.turn_events("turn-1")
+    assert [event.detail.call for event in events] == [CallKey("turn-1", "call-3")]
 
 
-async def test_a_cancelled_append_does_not_stop_the_writer_and_is_still_committed(
-    store: TraceStore,
+async def test_a_cancelled_wait_does_not_stop_the_writer_and_the_unit_still_commits(
+    store: Store,
 ) -> None:
-    cancelled = asyncio.create_task(store.append(failure("call-1")))
-    await asyncio.sleep(0)
-    cancelled.cancel()
-
-    _, created = await store.append(failure("call-2"))
-
-    assert created
-    assert cancelled.cancelled()
-    assert await store.find("failure", failure("call-1").report.key) is not None
+    unit = store.submit([failure("call-1")])
+    waiter = asyncio.ensure_future(unit.done)
+    waiter.cancel()
+    await record(store, failure("call-2"))
+    assert await store.find(EventKind.FAILURE, failure("call-1").dedup_key) is not None
 
 
 # Opening and migrations.
 
 
-async def test_open_creates_missing_parent_directories(store: TraceStore, db_path: Path) -> None:
+async def test_open_creates_missing_parent_directories(store: Store, db_path: Path) -> None:
     assert await asyncio.to_thread(db_path.is_file)
 
 
-async def test_the_database_is_in_wal_mode(store: TraceStore, db_path: Path) -> None:
+async def test_the_database_is_in_wal_mode(store: Store, db_path: Path) -> None:
     assert query(db_path, "PRAGMA journal_mode") == [("wal",)]
 
 
-async def test_user_version_is_the_number_of_migrations(store: TraceStore, db_path: Path) -> None:
-    assert query(db_path, "PRAGMA user_version") == [(len(MIGRATIONS),)]
-
-
-async def test_reopening_a_current_database_keeps_its_events_and_version(
-    db_path: Path, clock: FakeClock
-) -> None:
-    async with await TraceStore.open(db_path, clock) as store:
-        await store.append(failure())
-
-    async with await TraceStore.open(db_path, clock) as store:
-        assert len(await store.turn_events("turn-1")) == 1
-
+async def test_user_version_is_the_number_of_migrations(store: Store, db_path: Path) -> None:
     assert query(db_path, "PRAGMA user_version") == [(len(MIGRATIONS),)]
 
 
 async def test_a_database_from_a_newer_errord_is_refused(db_path: Path, clock: FakeClock) -> None:
     db_path.parent.mkdir()
     query(db_path, "PRAGMA user_version = 99")
-
     with pytest.raises(StoreError) as raised:
-        await TraceStore.open(db_path, clock)
-
+        await open_store(db_path, clock)
     message = str(raised.value)
     assert str(db_path) in message
     assert "99" in message
@@ -364,9 +295,8 @@ async def test_a_file_that_is_not_a_database_is_refused_by_path(
 ) -> None:
     path = tmp_path / "trace.db"
     path.write_bytes(b"not a database, just some text that is long enough" * 100)
-
     with pytest.raises(StoreError, match=re.escape(str(path))):
-        await TraceStore.open(path, clock)
+        await open_store(path, clock)
 
 
 async def test_a_path_under_a_regular_file_is_refused_by_path(
@@ -374,67 +304,51 @@ async def test_a_path_under_a_regular_file_is_refused_by_path(
 ) -> None:
     (tmp_path / "file").write_text("")
     path = tmp_path / "file" / "trace.db"
-
     with pytest.raises(StoreError, match=re.escape(str(path))):
-        await TraceStore.open(path, clock)
+        await open_store(path, clock)
 
 
 # Closing.
 
 
-async def test_close_commits_the_appends_still_queued(db_path: Path, clock: FakeClock) -> None:
-    store = await TraceStore.open(db_path, clock)
-    appends = [asyncio.create_task(store.append(failure(f"call-{n}"))) for n in range(20)]
-    await asyncio.sleep(0)
-
+async def test_close_commits_the_units_still_queued(db_path: Path, clock: FakeClock) -> None:
+    store = await open_store(db_path, clock)
+    units = [store.submit([failure(f"call-{n}")]) for n in range(20)]
     await store.close()
+    await asyncio.gather(*(unit.done for unit in units))
+    assert query(db_path, "SELECT COUNT(*) FROM events") == [(20,)]
 
-    assert all(created for _, created in await asyncio.gather(*appends))
-    assert query(db_path, "SELECT COUNT(*) FROM trace_events") == [(20,)]
 
-
-async def test_append_after_close_raises_store_error(store: TraceStore) -> None:
+async def test_submit_after_close_raises_store_error(store: Store) -> None:
     await store.close()
-
     with pytest.raises(StoreError, match="store is closed"):
-        await store.append(failure())
+        store.submit([failure()])
 
 
-async def test_reads_after_close_raise_store_error(store: TraceStore) -> None:
+async def test_reads_after_close_raise_store_error(store: Store) -> None:
     await store.close()
-
     with pytest.raises(StoreError, match="store is closed"):
         await store.turn_events("turn-1")
 
 
-async def test_close_is_idempotent(store: TraceStore) -> None:
+async def test_close_is_idempotent(store: Store) -> None:
     await asyncio.gather(store.close(), store.close())
     await store.close()
 
 
 async def test_a_new_database_directory_is_private_to_its_owner(tmp_path: Path) -> None:
-    store = await TraceStore.open(tmp_path / "state" / "errord.db", FakeClock())
+    store = await open_store(tmp_path / "state" / "errord.db", FakeClock())
     await store.close()
     assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
 
 
 async def test_a_database_is_owned_by_one_store_at_a_time(tmp_path: Path) -> None:
     path = tmp_path / "errord.db"
-    first = await TraceStore.open(path, FakeClock())
+    first = await open_store(path, FakeClock())
     with pytest.raises(
         StoreError, match=r"in use by another errord \(it holds .*errord\.db\.lock\)"
     ):
-        await TraceStore.open(path, FakeClock())
+        await open_store(path, FakeClock())
     await first.close()
-    second = await TraceStore.open(path, FakeClock())
+    second = await open_store(path, FakeClock())
     await second.close()
-
-
-async def test_more_appends_than_a_batch_holds_are_split_and_all_committed(
-    store: TraceStore,
-) -> None:
-    count = MAX_BATCH * 2 + 1
-    results = await asyncio.gather(*(store.append(outcome(f"call-{n}")) for n in range(count)))
-    assert all(created for _, created in results)
-    assert store.batches_committed == 3
-    assert len(await store.turn_events("turn-1")) == count

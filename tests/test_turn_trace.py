@@ -47,13 +47,13 @@ async def test_pages_cover_the_turn_in_order_and_the_last_has_no_token(stub: Any
         token = page.next_page_token
         if not token:
             break
-    assert (seen, pages) == (decisions, 3)
+    assert (seen, pages) == (["", *decisions], 3)  # the turn began, then five failures
 
 
 async def test_the_default_page_holds_a_small_turn_whole(stub: Any) -> None:
     decisions = await report_five(stub)
     page = await stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="paged"))
-    assert [event.failure.decision.decision_id for event in page.events] == decisions
+    assert [event.failure.decision.decision_id for event in page.events] == ["", *decisions]
     assert page.next_page_token == ""
 
 

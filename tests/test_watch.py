@@ -16,7 +16,8 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
-from errord.decide.model import Outcome, OutcomeEvent, OutcomeReport, TraceEvent
+from errord.decide.events import OutcomeEvent, TraceEvent
+from errord.decide.model import Outcome, OutcomeReport
 from errord.errors import WatcherFellBehind
 from errord.state.feed import Subscription, TraceFeed
 from tests.conftest import InProcessDaemon
@@ -52,13 +53,18 @@ async def take(stream: Any, count: int) -> list[pb.TraceEvent]:
 
 
 def decision_ids(events: list[pb.TraceEvent]) -> list[str]:
+    """The decision of each event; "" for an event that is not a failure."""
     return [event.failure.decision.decision_id for event in events]
+
+
+def kinds(events: list[pb.TraceEvent]) -> list[tuple[str, str]]:
+    return [(event.turn_id, event.WhichOneof("event") or "") for event in events]
 
 
 async def test_watch_with_history_replays_the_turn_then_follows_it_only(stub: Stub) -> None:
     before = await stub.ReportFailure(report("watched"))
     stream = stub.WatchTrace(pb.WatchTraceRequest(turn_id="watched", include_history=True))
-    assert decision_ids(await take(stream, 1)) == [before.decision.decision_id]
+    assert decision_ids(await take(stream, 2)) == ["", before.decision.decision_id]
     await stub.ReportFailure(report("other"))
     after = await stub.ReportFailure(report("watched", attempt=2))
     assert decision_ids(await take(stream, 1)) == [after.decision.decision_id]
@@ -70,7 +76,7 @@ async def test_watch_ends_cleanly_when_the_daemon_shuts_down(
 ) -> None:
     await stub.ReportFailure(report("t"))
     stream = stub.WatchTrace(pb.WatchTraceRequest(turn_id="t", include_history=True))
-    assert len(await take(stream, 1)) == 1
+    assert len(await take(stream, 2)) == 2
     daemon.stop.set()
     assert await take(stream, 1) == []
     assert await stream.code() is grpc.StatusCode.OK
@@ -85,8 +91,10 @@ async def test_watch_with_history_needs_a_turn(stub: Stub) -> None:
 
 
 def outcome_event(sequence: int, turn_id: str = "t") -> TraceEvent:
-    report = OutcomeReport(turn_id, "c", "search", 1, Outcome.SUCCESS)
-    return TraceEvent(sequence, datetime(2026, 1, 1, tzinfo=UTC), OutcomeEvent(report))
+    report = OutcomeReport(
+        turn_id=turn_id, call_id="c", tool="search", attempt=1, outcome=Outcome.SUCCESS
+    )
+    return TraceEvent(sequence, datetime(2026, 1, 1, tzinfo=UTC), OutcomeEvent(report=report))
 
 
 async def drain(subscription: Subscription, into: list[TraceEvent]) -> None:
@@ -117,20 +125,36 @@ async def test_a_watcher_that_falls_behind_is_told_so() -> None:
 
 
 async def test_watch_resumes_after_a_sequence_across_turns_without_gaps(stub: Stub) -> None:
+    """Call events and the events of no call (a turn began) share one stream in sequence
+    order: resuming after turn a's failure yields b's beginning, b's failure, c's..."""
     first = await stub.ReportFailure(report("a"))
     second = await stub.ReportFailure(report("b"))
     third = await stub.ReportFailure(report("c"))
     trace = await stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="a"))
-    after = trace.events[0].sequence
+    after = trace.events[-1].sequence
     stream = stub.WatchTrace(pb.WatchTraceRequest(after_sequence=after))
-    assert decision_ids(await take(stream, 2)) == [
-        second.decision.decision_id,
-        third.decision.decision_id,
+    resumed = await take(stream, 4)
+    assert kinds(resumed) == [
+        ("b", "turn_began"),
+        ("b", "failure"),
+        ("c", "turn_began"),
+        ("c", "failure"),
     ]
-    fourth = await stub.ReportFailure(report("d"))
-    assert decision_ids(await take(stream, 1)) == [fourth.decision.decision_id]
+    assert decision_ids(resumed)[1::2] == [second.decision.decision_id, third.decision.decision_id]
+    await stub.ReportOutcome(
+        pb.ReportOutcomeRequest(
+            turn_id="a", call_id="c", tool="search", attempt=1, outcome=pb.OUTCOME_FAILURE
+        )
+    )
+    fourth = await stub.ReportFailure(report("a", attempt=2))
+    live = await take(stream, 2)
+    assert kinds(live) == [("a", "outcome"), ("a", "failure")]
+    assert decision_ids(live)[1] == fourth.decision.decision_id
     stream.cancel()
-    assert decision_ids(list(trace.events)) == [first.decision.decision_id]
+    assert kinds(list(trace.events)) == [("a", "turn_began"), ("a", "failure")]
+    assert decision_ids(list(trace.events))[1] == first.decision.decision_id
+    sequences = [event.sequence for event in [*trace.events, *resumed, *live]]
+    assert sequences == sorted(sequences)
 
 
 async def test_watch_rejects_a_sequence_sqlite_cannot_hold(stub: Stub) -> None:

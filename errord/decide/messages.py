@@ -1,23 +1,149 @@
 """The texts of a decision: why, for the model, for the user, for the logs.
 
-The model's message is structured so it can self-correct (seed 003): what
-failed, whether retrying can help, which parameters the tool requires with an
-example call built from its JSON schema, or which tools exist when it named one
-that does not. The user's message is plain and free of internals.
+Every text is a template chosen from a table, keyed on the verdict's action and
+its refusal (or the failure's kind where the action alone does not say enough),
+and filled from one set of fields. The model's message is structured so it can
+self-correct (seed 003): what failed, whether retrying can help, which
+parameters the tool requires with an example call built from its JSON schema,
+or which tools exist when it named one that does not. The user's message is
+plain and free of internals.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 
-from errord.decide.model import Action, ErrorClass, ErrorCode, JSONValue
-from errord.decide.policy import DecisionContext, Verdict
+from errord.decide.model import Action, ErrorClass, ErrorCode, JSONValue, Refusal, RefusalKind
+from errord.decide.policy import DecisionContext, Verdict, requested_delay
 
 ECHOED_ERROR_LENGTH = 2_000
 """Characters of the tool's error message repeated in the model's and the log's text."""
-CALLER_ERRORS = frozenset({ErrorCode.INVALID_INPUT, ErrorCode.SCHEMA_VIOLATION})
+
+
+class Cause(Enum):
+    """What kind of failure a message speaks about."""
+
+    TRANSIENT = "transient"
+    PERMANENT = "permanent"
+    CALLER = "caller"
+    """The call's own arguments are wrong."""
+    AUTH = "auth"
+    UNKNOWN_TOOL = "unknown_tool"
+
+
+CAUSES_BY_CODE = {
+    ErrorCode.INVALID_INPUT: Cause.CALLER,
+    ErrorCode.SCHEMA_VIOLATION: Cause.CALLER,
+    ErrorCode.AUTH: Cause.AUTH,
+    ErrorCode.TOOL_NOT_FOUND: Cause.UNKNOWN_TOOL,
+}
+
+REFUSALS: dict[RefusalKind, str] = {
+    RefusalKind.PERMANENT_ERROR: (
+        "the error is permanent ({code}), so retrying the same call cannot help"
+    ),
+    RefusalKind.NOT_IDEMPOTENT: "{tool} is not idempotent, so a retry could repeat its effect",
+    RefusalKind.ATTEMPTS_EXHAUSTED: "attempt {attempt} reached the limit of {limit} attempts",
+    RefusalKind.RETRY_TIME_EXHAUSTED: (
+        "{spent_ms} ms of retry delay already granted plus a {wait_ms} ms delay would exceed "
+        "the {limit_ms} ms retry time limit"
+    ),
+    RefusalKind.RETRY_AFTER_TOO_LONG: (
+        "{tool} asked to wait {wait_ms} ms before a retry, longer than the {limit_ms} ms "
+        "its retry policy allows (max_retry_after_ms)"
+    ),
+}
+"""Why a retry was refused: the clause after "No retry:"."""
+
+REASONS: dict[tuple[Action, bool], str] = {
+    (Action.RETRY, False): (
+        "Transient error ({code}); retrying in {delay_ms} ms, attempt {next_attempt} of {limit}."
+    ),
+    (Action.RETRY, True): (
+        "Transient error ({code}); retrying in {delay_ms} ms as {tool} asked, "
+        "attempt {next_attempt} of {limit}."
+    ),
+    (
+        Action.USE_ALTERNATIVE,
+        False,
+    ): "No retry: {refusal}; using the alternative tool {alternative}.",
+    (Action.ESCALATE, False): "No retry: {refusal}; no alternative tool, escalating.",
+    (Action.ESCALATE, True): (
+        "No retry: {refusal}; the alternatives ({alternatives}) already failed on this call, "
+        "escalating."
+    ),
+}
+"""The decision's reason, keyed on the action and on a detail of it: for RETRY whether
+the tool asked for the delay, for ESCALATE whether the tool has alternatives."""
+
+DEFAULT_POLICY_NOTE = " {tool} has no manifest; the default policy applied."
+
+LLM_GUIDANCE: dict[tuple[Action, Cause], str] = {
+    (Action.RETRY, Cause.TRANSIENT): (
+        "The call will be retried as it is in {delay_ms} ms (attempt {next_attempt}); "
+        "do not change it."
+    ),
+    (Action.USE_ALTERNATIVE, Cause.TRANSIENT): (
+        "{tool} is failing for now; do not call it again in this turn.\n"
+        "Use {alternative} instead, with equivalent arguments."
+    ),
+    (Action.USE_ALTERNATIVE, Cause.PERMANENT): (
+        "Retrying cannot fix this; do not call {tool} again with these arguments.\n"
+        "Use {alternative} instead, with equivalent arguments."
+    ),
+    (Action.USE_ALTERNATIVE, Cause.AUTH): (
+        "{tool} is not authorized; do not call it again in this turn.\n"
+        "Use {alternative} instead, with equivalent arguments."
+    ),
+    (Action.USE_ALTERNATIVE, Cause.CALLER): (
+        "{schema_hints}Retrying the same call will fail again. Correct the arguments and call "
+        "{tool} again, or ask the user for the missing information.\n"
+        "Use {alternative} instead, with equivalent arguments."
+    ),
+    (Action.USE_ALTERNATIVE, Cause.UNKNOWN_TOOL): (
+        "There is no tool named {tool}. Use {alternative} instead, with equivalent arguments."
+    ),
+    (Action.ESCALATE, Cause.TRANSIENT): (
+        "{tool} is failing for now; do not call it again in this turn.\n"
+        "Continue without its result if you can, or tell the user it is unavailable."
+    ),
+    (Action.ESCALATE, Cause.PERMANENT): (
+        "Retrying cannot fix this; do not call {tool} again with these arguments.\n"
+        "Continue without its result if you can, or tell the user it is unavailable."
+    ),
+    (Action.ESCALATE, Cause.AUTH): (
+        "{tool} is not authorized; do not call it again in this turn.\n"
+        "Continue without its result if you can, or tell the user it is unavailable."
+    ),
+    (Action.ESCALATE, Cause.CALLER): (
+        "{schema_hints}Retrying the same call will fail again. Correct the arguments and call "
+        "{tool} again, or ask the user for the missing information."
+    ),
+    (Action.ESCALATE, Cause.UNKNOWN_TOOL): (
+        "There is no tool named {tool}. Available tools: {known_tools}.\n"
+        "Call one of the available tools instead."
+    ),
+}
+"""What the model should do next, keyed on the action and the kind of failure."""
+
+USER_MESSAGES: dict[tuple[Action, Cause | None], str] = {
+    (Action.RETRY, None): "{tool} hit a temporary problem; trying again.",
+    (Action.USE_ALTERNATIVE, None): "{tool} is not working right now; trying another way.",
+    (Action.ESCALATE, Cause.TRANSIENT): "{tool} is unavailable right now; please try again later.",
+    (Action.ESCALATE, Cause.PERMANENT): "{tool} cannot complete this request.",
+    (Action.ESCALATE, Cause.UNKNOWN_TOOL): "{tool} cannot complete this request.",
+    (Action.ESCALATE, Cause.AUTH): (
+        "{tool} is not authorized right now; an administrator may need to check its access."
+    ),
+    (Action.ESCALATE, Cause.CALLER): (
+        "The request to {tool} could not be completed as asked; details may need correcting."
+    ),
+}
+"""What the user reads; None stands for any kind of failure."""
+
 PLACEHOLDERS: dict[str, JSONValue] = {
     "string": "<string>",
     "integer": 0,
@@ -28,7 +154,7 @@ PLACEHOLDERS: dict[str, JSONValue] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Messages:
     reason: str
     llm: str
@@ -37,21 +163,50 @@ class Messages:
 
 
 def compose(context: DecisionContext, verdict: Verdict) -> Messages:
+    fields = Fields(context, verdict)
     return Messages(
-        reason(context, verdict),
-        llm_message(context, verdict),
-        user_message(context, verdict),
+        reason(context, verdict, fields),
+        llm_message(context, verdict, fields),
+        user_message(verdict, fields),
         technical(context),
     )
 
 
-def reason(context: DecisionContext, verdict: Verdict) -> str:
+def cause(context: DecisionContext) -> Cause:
+    code = context.classification.code
+    if code in CAUSES_BY_CODE:
+        return CAUSES_BY_CODE[code]
+    if context.classification.error_class is ErrorClass.PERMANENT:
+        return Cause.PERMANENT
+    return Cause.TRANSIENT
+
+
+def reason(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
     """The policy's reason, and whether the tool's own manifest or the default applied."""
-    if context.default_policy:
-        return (
-            f"{verdict.reason} {context.report.tool} has no manifest; the default policy applied."
-        )
-    return verdict.reason
+    if verdict.action is Action.RETRY:
+        detail = requested_delay(context) is not None
+    else:
+        detail = bool(context.manifest.alternatives) and verdict.action is Action.ESCALATE
+    text = REASONS[(verdict.action, detail)].format_map(fields)
+    if context.tool.default_policy:
+        text += DEFAULT_POLICY_NOTE.format_map(fields)
+    return text
+
+
+def llm_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
+    kind = context.classification.error_class.value.lower()
+    lines = [f"Tool call failed: {fields['tool']} ({fields['code']}, {kind})."]
+    if context.report.error.message:
+        lines.append(f"Error: {clip(context.report.error.message)}")
+    guidance_cause = Cause.TRANSIENT if verdict.action is Action.RETRY else fields.cause
+    lines.append(LLM_GUIDANCE[(verdict.action, guidance_cause)].format_map(fields))
+    return "\n".join(lines)
+
+
+def user_message(verdict: Verdict, fields: Fields) -> str:
+    any_cause = (verdict.action, None)
+    key = any_cause if any_cause in USER_MESSAGES else (verdict.action, fields.cause)
+    return USER_MESSAGES[key].format_map(fields)
 
 
 def technical(context: DecisionContext) -> str:
@@ -74,48 +229,57 @@ def clip(text: str, limit: int = ECHOED_ERROR_LENGTH) -> str:
     return f"{text[:limit]}... [{len(text) - limit} more characters]"
 
 
-def llm_message(context: DecisionContext, verdict: Verdict) -> str:
-    tool, code = context.report.tool, context.classification.code
-    kind = context.classification.error_class.value.lower()
-    lines = [f"Tool call failed: {tool} ({code.value}, {kind})."]
-    if context.report.error.message:
-        lines.append(f"Error: {clip(context.report.error.message)}")
-    lines.extend(guidance(context, verdict))
-    return "\n".join(lines)
+def milliseconds(seconds: float) -> int:
+    return round(seconds * 1000)
 
 
-def guidance(context: DecisionContext, verdict: Verdict) -> list[str]:
-    """What the model should do next."""
-    tool, code = context.report.tool, context.classification.code
-    if verdict.action is Action.RETRY:
-        attempt = context.report.attempt + 1
-        delay_ms = round(verdict.delay * 1000)
-        return [
-            f"The call will be retried as it is in {delay_ms} ms (attempt {attempt}); "
-            "do not change it."
-        ]
-    if code is ErrorCode.TOOL_NOT_FOUND:
-        known = ", ".join(sorted(context.manifests)) or "none registered with errord"
-        return [
-            f"There is no tool named {tool}. Available tools: {known}.",
-            "Call one of the available tools instead.",
-        ]
-    lines = []
-    if code in CALLER_ERRORS:
-        lines.extend(schema_hints(context.manifest.parameters))
-        lines.append(
-            f"Retrying the same call will fail again. Correct the arguments and "
-            f"call {tool} again, or ask the user for the missing information."
-        )
-    elif context.classification.error_class is ErrorClass.PERMANENT:
-        lines.append(f"Retrying cannot fix this; do not call {tool} again with these arguments.")
-    else:
-        lines.append(f"{tool} is failing for now; do not call it again in this turn.")
-    if verdict.action is Action.USE_ALTERNATIVE:
-        lines.append(f"Use {verdict.alternative_tool} instead, with equivalent arguments.")
-    elif code not in CALLER_ERRORS:
-        lines.append("Continue without its result if you can, or tell the user it is unavailable.")
-    return lines
+class Fields(dict[str, object]):
+    """The values templates may name; each is worked out when a template first asks."""
+
+    def __init__(self, context: DecisionContext, verdict: Verdict) -> None:
+        super().__init__(tool=context.report.tool, code=context.classification.code.value)
+        self.context = context
+        self.verdict = verdict
+        self.cause = cause(context)
+
+    def __missing__(self, name: str) -> object:
+        value = FIELDS[name](self.context, self.verdict)
+        self[name] = value
+        return value
+
+
+def _refusal_text(context: DecisionContext, verdict: Verdict) -> str:
+    refusal = verdict.refusal
+    assert refusal is not None, "a verdict other than RETRY carries its refusal"
+    return REFUSALS[refusal.kind].format_map(refusal_fields(context, refusal))
+
+
+def refusal_fields(context: DecisionContext, refusal: Refusal) -> dict[str, object]:
+    return {
+        "tool": context.report.tool,
+        "code": context.classification.code.value,
+        "attempt": refusal.attempt,
+        "limit": int(refusal.limit),
+        "limit_ms": milliseconds(refusal.limit),
+        "spent_ms": milliseconds(refusal.spent),
+        "wait_ms": milliseconds(refusal.wait),
+    }
+
+
+FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
+    "refusal": _refusal_text,
+    "delay_ms": lambda context, verdict: milliseconds(verdict.delay),
+    "next_attempt": lambda context, verdict: context.report.attempt + 1,
+    "limit": lambda context, verdict: context.manifest.retry_policy.max_attempts,
+    "alternative": lambda context, verdict: verdict.alternative_tool,
+    "alternatives": lambda context, verdict: ", ".join(context.manifest.alternatives),
+    "known_tools": lambda context, verdict: (
+        ", ".join(sorted(context.tool.known_tools)) or "none registered with errord"
+    ),
+    "schema_hints": lambda context, verdict: "".join(
+        f"{line}\n" for line in schema_hints(context.manifest.parameters)
+    ),
+}
 
 
 def schema_hints(schema: Mapping[str, JSONValue] | None) -> list[str]:
@@ -144,20 +308,3 @@ def example_value(schema: JSONValue) -> JSONValue:
         return schema["default"]
     kind = schema.get("type")
     return PLACEHOLDERS.get(kind, "<value>") if isinstance(kind, str) else "<value>"
-
-
-def user_message(context: DecisionContext, verdict: Verdict) -> str:
-    tool, code = context.report.tool, context.classification.code
-    if verdict.action is Action.RETRY:
-        return f"{tool} hit a temporary problem; trying again."
-    if verdict.action is Action.USE_ALTERNATIVE:
-        return f"{tool} is not working right now; trying another way."
-    if code is ErrorCode.AUTH:
-        return f"{tool} is not authorized right now; an administrator may need to check its access."
-    if code in CALLER_ERRORS:
-        return (
-            f"The request to {tool} could not be completed as asked; details may need correcting."
-        )
-    if context.classification.error_class is ErrorClass.PERMANENT:
-        return f"{tool} cannot complete this request."
-    return f"{tool} is unavailable right now; please try again later."

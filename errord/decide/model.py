@@ -1,17 +1,21 @@
-"""Domain values: what a failure, a classification, a decision and a trace event are.
+"""Domain values: what a failure, a classification and a decision are.
 
-Plain frozen dataclasses and closed enums; no gRPC and no SQL. Durations are
-float seconds, timestamps timezone-aware UTC datetimes. The enum values are the
-names used in storage, logs and rule names (``default:code:TIMEOUT``).
+Frozen ``msgspec.Struct`` records and closed enums; no gRPC and no SQL. The
+records cross one boundary, the trace database, where ``errord.state.codec``
+encodes them from these type annotations. Durations are float seconds,
+timestamps timezone-aware UTC datetimes. The enum values are the names used in
+storage, logs and rule names (``default:code:TIMEOUT``).
+
+Fields are only ever added, with a default, so that older stored records decode.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 from typing import Any, TypeAlias
+
+from msgspec import Struct, field
 
 JSONValue: TypeAlias = Any
 """A value that JSON can hold: dict, list, str, int, float, bool or None."""
@@ -59,8 +63,21 @@ class Outcome(Enum):
     FAILURE = "FAILURE"
 
 
-@dataclass(frozen=True)
-class ToolFailure:
+class RefusalKind(Enum):
+    """Why a retry was not granted."""
+
+    PERMANENT_ERROR = "PERMANENT_ERROR"
+    NOT_IDEMPOTENT = "NOT_IDEMPOTENT"
+    ATTEMPTS_EXHAUSTED = "ATTEMPTS_EXHAUSTED"
+    RETRY_TIME_EXHAUSTED = "RETRY_TIME_EXHAUSTED"
+    RETRY_AFTER_TOO_LONG = "RETRY_AFTER_TOO_LONG"
+
+
+class Record(Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Base of the domain records: immutable, compared by value, stored without defaults."""
+
+
+class ToolFailure(Record, frozen=True):
     """How a tool call failed, as the executor saw it."""
 
     code: ErrorCode | None = None
@@ -79,8 +96,14 @@ class ToolFailure:
     """What the tool produced before it failed; None when nothing."""
 
 
-@dataclass(frozen=True)
-class ReportKey:
+class CallKey(Struct, frozen=True, array_like=True):
+    """One tool call of one turn: the model's tool_call id within its turn."""
+
+    turn_id: str
+    call_id: str
+
+
+class ReportKey(Struct, frozen=True, array_like=True):
     """The idempotency key of a failure report or an outcome."""
 
     turn_id: str
@@ -88,9 +111,12 @@ class ReportKey:
     tool: str
     attempt: int
 
+    @property
+    def call(self) -> CallKey:
+        return CallKey(self.turn_id, self.call_id)
 
-@dataclass(frozen=True)
-class FailureReport:
+
+class FailureReport(Record, frozen=True):
     """One failed attempt of a tool call."""
 
     turn_id: str
@@ -99,7 +125,7 @@ class FailureReport:
     attempt: int
     """Which attempt of ``tool`` for this call failed, starting at 1."""
     error: ToolFailure
-    arguments: Mapping[str, JSONValue]
+    arguments: dict[str, JSONValue] = field(default_factory=dict)
     """The tool input (redacted before it is stored)."""
     elapsed: float = 0.0
     """Seconds the failed attempt ran."""
@@ -109,8 +135,7 @@ class FailureReport:
         return ReportKey(self.turn_id, self.call_id, self.tool, self.attempt)
 
 
-@dataclass(frozen=True)
-class Classification:
+class Classification(Struct, frozen=True, omit_defaults=True):
     """errord's verdict on a failure and the rule that reached it."""
 
     error_class: ErrorClass
@@ -120,8 +145,30 @@ class Classification:
     ``manifest:flight_search:classification[0]``."""
 
 
-@dataclass(frozen=True)
-class Decision:
+class Refusal(Record, frozen=True):
+    """A gate's reason to refuse a retry, with the figures that decided it."""
+
+    kind: RefusalKind
+    limit: float = 0.0
+    """The policy's limit that was hit: attempts, or seconds."""
+    spent: float = 0.0
+    """Seconds already spent retrying (RETRY_TIME_EXHAUSTED)."""
+    wait: float = 0.0
+    """Seconds of the delay that would have been granted, or the tool asked for."""
+    attempt: int = 0
+    """The attempt that failed (ATTEMPTS_EXHAUSTED)."""
+
+
+class Consequence(Record, frozen=True):
+    """What a decision means for another call of the same turn (a cascade)."""
+
+    call_id: str
+    action: Action
+    """What that call should do instead of running: SKIP, USE_DEFAULT, ..."""
+    reason: str = ""
+
+
+class Decision(Record, frozen=True):
     """One recovery decision, answering one failure report."""
 
     decision_id: str
@@ -150,14 +197,17 @@ class Decision:
     """More attempts of this tool the policy allows for this call."""
     default_policy: bool = False
     """True when the tool has no manifest and the default policy applied."""
+    refusal: Refusal | None = None
+    """Why no retry was granted; None for RETRY."""
+    consequences: tuple[Consequence, ...] = ()
+    """What the decision means for other calls of the turn."""
 
     @property
     def key(self) -> ReportKey:
         return ReportKey(self.turn_id, self.call_id, self.tool, self.attempt)
 
 
-@dataclass(frozen=True)
-class OutcomeReport:
+class OutcomeReport(Record, frozen=True):
     """How one attempt of a tool call ended."""
 
     turn_id: str
@@ -173,35 +223,3 @@ class OutcomeReport:
     @property
     def key(self) -> ReportKey:
         return ReportKey(self.turn_id, self.call_id, self.tool, self.attempt)
-
-
-@dataclass(frozen=True)
-class FailureEvent:
-    """A reported failure (arguments redacted) with the decision given."""
-
-    report: FailureReport
-    decision: Decision
-
-
-@dataclass(frozen=True)
-class OutcomeEvent:
-    """A reported outcome."""
-
-    report: OutcomeReport
-
-
-EventDetail: TypeAlias = FailureEvent | OutcomeEvent
-
-
-@dataclass(frozen=True)
-class TraceEvent:
-    """One committed entry of a turn's trace."""
-
-    sequence: int
-    """Position in the trace, increasing in commit order."""
-    time: datetime
-    detail: EventDetail
-
-    @property
-    def key(self) -> ReportKey:
-        return self.detail.report.key

@@ -3,12 +3,14 @@
 A decision is reached in three steps over one immutable ``DecisionContext``:
 
 1. a ``Backoff`` proposes the delay before the next attempt;
-2. ``RetryGate``s may refuse that retry, each with a reason; gates combine with
-   ``|`` and the first refusal wins (as tenacity's ``stop_any``);
+2. ``RetryGate``s may refuse that retry, each with a typed ``Refusal``; gates
+   combine with ``|`` and the first refusal wins (as tenacity's ``stop_any``);
 3. when the retry is refused, ``Fallback``s are tried in order and the first
    that applies decides (an alternative tool, ..., escalation to the user).
 
-Breakers, turn deadlines and episodic memory join as more gates and fallbacks.
+The policy writes no prose: messages.py words a verdict from its action and
+refusal. Breakers, turn deadlines and episodic memory join as more context
+parts, gates and fallbacks; a verdict may carry consequences for other calls.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from errord.decide.model import Action, Classification, ErrorClass, FailureReport
+from errord.decide.model import (
+    Action,
+    Classification,
+    Consequence,
+    ErrorClass,
+    FailureReport,
+    Refusal,
+    RefusalKind,
+)
 from errord.manifests.model import ToolManifest
 
 
@@ -29,23 +39,50 @@ class Jitter(Protocol):
     def uniform(self, a: float, b: float) -> float: ...
 
 
-@dataclass(frozen=True)
-class DecisionContext:
-    """Everything known about one failure when deciding on it."""
+@dataclass(frozen=True, slots=True)
+class ToolPart:
+    """What is known of the failing tool."""
 
-    report: FailureReport
-    classification: Classification
     manifest: ToolManifest
     """The tool's manifest, or the default one when it has none."""
     default_policy: bool
     """True when the tool has no manifest."""
-    retry_time_spent: float
-    """Seconds this call already spent retrying this tool, this failed attempt included."""
-    now: datetime
-    failed_tools: frozenset[str] = frozenset()
-    """Tools that already failed on this call, the failing one included."""
-    manifests: frozenset[str] = frozenset()
+    known_tools: frozenset[str] = frozenset()
     """Names of every tool with a manifest."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallPart:
+    """What the call went through before this failure."""
+
+    retry_time_spent: float = 0.0
+    """Seconds of retry delay errord already granted this call for this tool."""
+    failed_tools: frozenset[str] = frozenset()
+    """Tools that failed on this call, the failing one included."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPart:
+    """What is known of the turn the call belongs to."""
+
+    began_at: datetime | None = None
+    """When errord saw the turn begin; None when this report begins it."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionContext:
+    """Everything known about one failure when deciding on it; built by the engine."""
+
+    report: FailureReport
+    classification: Classification
+    tool: ToolPart
+    call: CallPart
+    turn: TurnPart
+    now: datetime
+
+    @property
+    def manifest(self) -> ToolManifest:
+        return self.tool.manifest
 
     @property
     def retries_left(self) -> int:
@@ -53,14 +90,17 @@ class DecisionContext:
         return max(0, self.manifest.retry_policy.max_attempts - self.report.attempt)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """What the policy decided, before messages are written."""
 
     action: Action
-    reason: str
+    refusal: Refusal | None = None
+    """Why the retry was refused; None for RETRY."""
     delay: float = 0.0
     alternative_tool: str | None = None
+    consequences: tuple[Consequence, ...] = ()
+    """What the decision means for other calls of the turn."""
 
 
 # Backoff: the delay before the next attempt.
@@ -87,16 +127,15 @@ class ExponentialBackoff(Backoff):
 
 
 class HonourRetryAfter(Backoff):
-    """The tool's own retry-after replaces the computed delay, capped at max_delay."""
+    """The tool's own Retry-After replaces the computed delay; RetryAfterTooLong
+    refuses a wait longer than the policy allows."""
 
     def __init__(self, computed: Backoff) -> None:
         self._computed = computed
 
     def __call__(self, context: DecisionContext) -> float:
         asked = requested_delay(context)
-        if asked is None:
-            return self._computed(context)
-        return min(asked, context.manifest.retry_policy.max_delay)
+        return self._computed(context) if asked is None else asked
 
 
 def requested_delay(context: DecisionContext) -> float | None:
@@ -113,10 +152,10 @@ def requested_delay(context: DecisionContext) -> float | None:
 
 
 class RetryGate(abc.ABC):
-    """Refuses a retry with a reason, or lets it pass with None."""
+    """Refuses a retry with a Refusal, or lets it pass with None."""
 
     @abc.abstractmethod
-    def __call__(self, context: DecisionContext, delay: float) -> str | None: ...
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None: ...
 
     def __or__(self, other: RetryGate) -> RetryGate:
         return AnyGate((self, other))
@@ -128,7 +167,7 @@ class AnyGate(RetryGate):
     def __init__(self, gates: Sequence[RetryGate]) -> None:
         self.gates = tuple(gates)
 
-    def __call__(self, context: DecisionContext, delay: float) -> str | None:
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
         for gate in self.gates:
             refusal = gate(context, delay)
             if refusal is not None:
@@ -142,42 +181,56 @@ class AnyGate(RetryGate):
 class PermanentError(RetryGate):
     """Permanent errors are never retried."""
 
-    def __call__(self, context: DecisionContext, delay: float) -> str | None:
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
         if context.classification.error_class is ErrorClass.PERMANENT:
-            code = context.classification.code.value
-            return f"the error is permanent ({code}), so retrying the same call cannot help"
+            return Refusal(kind=RefusalKind.PERMANENT_ERROR)
         return None
 
 
 class NotIdempotent(RetryGate):
     """A tool whose calls have side effects is never repeated."""
 
-    def __call__(self, context: DecisionContext, delay: float) -> str | None:
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
         if not context.manifest.idempotent:
-            return f"{context.report.tool} is not idempotent, so a retry could repeat its effect"
+            return Refusal(kind=RefusalKind.NOT_IDEMPOTENT)
         return None
 
 
 class AttemptsExhausted(RetryGate):
     """At most max_attempts attempts of one tool per call."""
 
-    def __call__(self, context: DecisionContext, delay: float) -> str | None:
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
         if context.retries_left == 0:
             limit = context.manifest.retry_policy.max_attempts
-            return f"attempt {context.report.attempt} reached the limit of {limit} attempts"
+            return Refusal(
+                kind=RefusalKind.ATTEMPTS_EXHAUSTED, limit=limit, attempt=context.report.attempt
+            )
+        return None
+
+
+class RetryAfterTooLong(RetryGate):
+    """A retry is never sooner than the tool asked; a wait the policy does not allow
+    (``max_retry_after``) means no retry."""
+
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
+        asked = requested_delay(context)
+        limit = context.manifest.retry_policy.longest_retry_after
+        if asked is not None and asked > limit:
+            return Refusal(kind=RefusalKind.RETRY_AFTER_TOO_LONG, limit=limit, wait=asked)
         return None
 
 
 class TotalRetryTimeExceeded(RetryGate):
-    """The time spent retrying, the next delay included, stays within max_total_time."""
+    """The delays granted to a call's retries, the next one included, stay within
+    max_total_time. The failed attempts' own run time does not count: bounding a
+    call's wall clock is the turn deadline's job."""
 
-    def __call__(self, context: DecisionContext, delay: float) -> str | None:
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
         limit = context.manifest.retry_policy.max_total_time
-        if context.retry_time_spent + delay > limit:
-            spent_ms = round(context.retry_time_spent * 1000)
-            return (
-                f"{spent_ms} ms spent retrying plus a {round(delay * 1000)} ms delay would exceed "
-                f"the {round(limit * 1000)} ms retry budget"
+        spent = context.call.retry_time_spent
+        if spent + delay > limit:
+            return Refusal(
+                kind=RefusalKind.RETRY_TIME_EXHAUSTED, limit=limit, spent=spent, wait=delay
             )
         return None
 
@@ -189,32 +242,25 @@ class Fallback(abc.ABC):
     """Decides instead of a refused retry, or passes with None."""
 
     @abc.abstractmethod
-    def __call__(self, context: DecisionContext, refusal: str) -> Verdict | None: ...
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None: ...
 
 
 class UseAlternative(Fallback):
     """Switch to the first alternative the manifest lists that has not failed on this call."""
 
-    def __call__(self, context: DecisionContext, refusal: str) -> Verdict | None:
-        untried = [t for t in context.manifest.alternatives if t not in context.failed_tools]
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
+        failed = context.call.failed_tools
+        untried = [tool for tool in context.manifest.alternatives if tool not in failed]
         if not untried:
             return None
-        reason = f"No retry: {refusal}; using the alternative tool {untried[0]}."
-        return Verdict(Action.USE_ALTERNATIVE, reason, alternative_tool=untried[0])
+        return Verdict(Action.USE_ALTERNATIVE, refusal, alternative_tool=untried[0])
 
 
 class Escalate(Fallback):
     """Hand the failure to the user; always applies."""
 
-    def __call__(self, context: DecisionContext, refusal: str) -> Verdict:
-        alternatives = ", ".join(context.manifest.alternatives)
-        if alternatives:
-            return Verdict(
-                Action.ESCALATE,
-                f"No retry: {refusal}; the alternatives ({alternatives}) already failed on this "
-                "call, escalating.",
-            )
-        return Verdict(Action.ESCALATE, f"No retry: {refusal}; no alternative tool, escalating.")
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict:
+        return Verdict(Action.ESCALATE, refusal)
 
 
 # The policy.
@@ -234,7 +280,7 @@ class RecoveryPolicy:
         delay = round(self.backoff(context), 3)  # whole milliseconds
         refusal = self.gate(context, delay)
         if refusal is None:
-            return Verdict(Action.RETRY, retry_reason(context, delay), delay=delay)
+            return Verdict(Action.RETRY, delay=delay)
         for fallback in self.fallbacks:
             verdict = fallback(context, refusal)
             if verdict is not None:
@@ -242,19 +288,16 @@ class RecoveryPolicy:
         raise AssertionError("unreachable: Escalate always decides")
 
 
-def retry_reason(context: DecisionContext, delay: float) -> str:
-    code = context.classification.code.value
-    attempt = context.report.attempt + 1
-    limit = context.manifest.retry_policy.max_attempts
-    delay_ms = round(delay * 1000)
-    return f"Transient error ({code}); retrying in {delay_ms} ms, attempt {attempt} of {limit}."
-
-
 def default_policy(jitter: Jitter) -> RecoveryPolicy:
-    """The policy of the seeds: backoff honouring retry-after; retry unless permanent,
-    not idempotent, out of attempts or out of retry time; else an alternative, else escalate."""
+    """The policy of the seeds: backoff honouring Retry-After; retry unless permanent,
+    not idempotent, out of attempts, asked to wait too long or out of retry time; else
+    an alternative, else escalate."""
     return RecoveryPolicy(
         backoff=HonourRetryAfter(ExponentialBackoff(jitter)),
-        gate=PermanentError() | NotIdempotent() | AttemptsExhausted() | TotalRetryTimeExceeded(),
+        gate=PermanentError()
+        | NotIdempotent()
+        | AttemptsExhausted()
+        | RetryAfterTooLong()
+        | TotalRetryTimeExceeded(),
         fallbacks=(UseAlternative(), Escalate()),
     )

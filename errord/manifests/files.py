@@ -34,10 +34,10 @@ from errord.errors import ManifestError, Problem
 from errord.manifests.model import (
     ClassificationRule,
     DefaultValue,
-    ManifestSet,
     RetryPolicy,
     ToolManifest,
 )
+from errord.manifests.snapshot import ManifestSnapshot, ToolDefaults
 from errord.manifests.yaml_reader import (
     MISSING,
     FieldReads,
@@ -57,24 +57,21 @@ from errord.manifests.yaml_reader import (
 MANIFEST_SUFFIXES = (".yaml", ".yml")
 
 
-def load_manifest_dir(
-    directory: Path,
-    defaults: RetryPolicy = RetryPolicy(),  # noqa: B008 (frozen, so one shared instance is safe)
-    default_timeout: float = 30.0,
-) -> ManifestSet:
+def load_manifest_dir(directory: Path, defaults: ToolDefaults | None = None) -> ManifestSnapshot:
     """Load every ``*.yaml`` and ``*.yml`` file in ``directory``, in name order.
 
-    Not recursive; hidden files are skipped. ``defaults`` is the retry policy
-    that each tool's ``retry_policy`` overrides, ``default_timeout`` the timeout
-    in seconds of a tool without ``timeout_ms``. Raises ManifestError with every
-    problem of every file, a tool name defined twice across files included.
+    Not recursive; hidden files are skipped. ``defaults`` holds the retry policy
+    that each tool's ``retry_policy`` overrides and the timeout of a tool without
+    ``timeout_ms``. Raises ManifestError with every problem of every file, a tool
+    name defined twice across files included.
     """
-    session = _Session(defaults, default_timeout)
+    defaults = defaults or ToolDefaults()
+    session = _Session(defaults.retry_policy, defaults.timeout)
     manifests = [
         manifest for path in _manifest_paths(directory) for manifest in session.read_file(path)
     ]
     session.raise_problems()
-    return ManifestSet(manifests)
+    return ManifestSnapshot(manifests, defaults)
 
 
 def load_manifest_file(
@@ -244,6 +241,7 @@ _RETRY_POLICY_KEYS: FieldReads[Reader] = {
     "jitter_percent": ("jitter", _jitter_fraction),
     "max_attempts": ("max_attempts", _at_least_one),
     "max_total_time_ms": ("max_total_time", _delay_seconds),
+    "max_retry_after_ms": ("max_retry_after", _delay_seconds),
 }
 
 

@@ -7,7 +7,7 @@ Reading them from YAML, with file and line in every error, is files.py.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from errord.decide.model import ErrorClass, ErrorCode, JSONValue, ToolFailure
@@ -20,7 +20,7 @@ class RetryPolicy:
     initial_delay: float = 0.1
     """Seconds before the second attempt."""
     max_delay: float = 0.8
-    """Cap in seconds on any one delay, also on a tool's retry-after."""
+    """Cap in seconds on any one computed delay."""
     multiplier: float = 2.0
     """Factor between consecutive delays."""
     jitter: float = 0.1
@@ -28,11 +28,19 @@ class RetryPolicy:
     max_attempts: int = 5
     """Attempts of one tool for one call, the first included."""
     max_total_time: float = 2.0
-    """Seconds a call may spend retrying: delays plus the retried attempts' run time."""
+    """Seconds of delay errord may grant one call's retries of one tool, in all. The
+    failed attempts' run time is recorded but does not count."""
+    max_retry_after: float | None = None
+    """The longest wait a tool's Retry-After may ask for and still get a retry; None
+    means max_delay. A retry is never sooner than the tool asked."""
+
+    @property
+    def longest_retry_after(self) -> float:
+        return self.max_delay if self.max_retry_after is None else self.max_retry_after
 
     def __post_init__(self) -> None:
-        for name in ("initial_delay", "max_delay", "max_total_time"):
-            if getattr(self, name) < 0:
+        for name in ("initial_delay", "max_delay", "max_total_time", "max_retry_after"):
+            if (getattr(self, name) or 0) < 0:
                 raise ValueError(f"{name} must not be negative")
         if self.multiplier < 1:
             raise ValueError("multiplier must be at least 1")
@@ -114,27 +122,3 @@ class ToolManifest:
             raise ValueError("timeout must be positive")
         if self.name in self.alternatives:
             raise ValueError("alternatives must not name the tool itself")
-
-
-class ManifestSet:
-    """The loaded manifests, looked up by tool name."""
-
-    def __init__(self, manifests: Iterable[ToolManifest] = ()) -> None:
-        self._by_name: dict[str, ToolManifest] = {}
-        for manifest in manifests:
-            if manifest.name in self._by_name:
-                raise ValueError(f"duplicate tool name {manifest.name!r}")
-            self._by_name[manifest.name] = manifest
-
-    def get(self, tool: str) -> ToolManifest | None:
-        """The tool's manifest, or None when it has none."""
-        return self._by_name.get(tool)
-
-    def __contains__(self, tool: object) -> bool:
-        return tool in self._by_name
-
-    def __iter__(self) -> Iterator[ToolManifest]:
-        return iter(self._by_name.values())
-
-    def __len__(self) -> int:
-        return len(self._by_name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 
-from errord.decide.model import TraceEvent
+from errord.decide.events import TraceEvent
 from errord.errors import WatcherFellBehind
 
 _CLOSED = None
@@ -21,7 +21,7 @@ class Subscription:
         self.overflowed = False
 
     def offer(self, event: TraceEvent) -> None:
-        if self.overflowed or (self.turn_id and event.key.turn_id != self.turn_id):
+        if self.overflowed or (self.turn_id and event.turn_id != self.turn_id):
             return
         if self._queue.qsize() >= self._backlog:
             self.overflowed = True

@@ -16,19 +16,17 @@ from typing import TypeVar
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
+from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent, TurnBegan
 from errord.decide.model import (
     Action,
     Decision,
     ErrorClass,
     ErrorCode,
-    FailureEvent,
     FailureReport,
     JSONValue,
     Outcome,
-    OutcomeEvent,
     OutcomeReport,
     ToolFailure,
-    TraceEvent,
 )
 from errord.errors import FieldViolation, InvalidRequest
 
@@ -309,19 +307,15 @@ def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
 
 
 def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
-    key = event.key
-    message = pb.TraceEvent(
-        sequence=event.sequence,
-        time=timestamp(event.time),
-        turn_id=key.turn_id,
-        call_id=key.call_id,
-        tool=key.tool,
-        attempt=key.attempt,
-    )
     detail = event.detail
+    message = pb.TraceEvent(
+        sequence=event.sequence, time=timestamp(event.time), turn_id=detail.turn_id
+    )
     if isinstance(detail, FailureEvent):
+        _name_attempt(message, detail.report)
         message.failure.CopyFrom(failure_event_to_proto(detail))
     elif isinstance(detail, OutcomeEvent):
+        _name_attempt(message, detail.report)
         message.outcome.CopyFrom(
             pb.OutcomeEvent(
                 outcome=WIRE_OUTCOMES[detail.report.outcome],
@@ -329,7 +323,15 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
                 decision_id=detail.report.decision_id,
             )
         )
+    elif isinstance(detail, TurnBegan):
+        message.turn_began.CopyFrom(pb.TurnBeganEvent(implicit=detail.implicit))
     return message
+
+
+def _name_attempt(message: pb.TraceEvent, report: FailureReport | OutcomeReport) -> None:
+    message.call_id = report.call_id
+    message.tool = report.tool
+    message.attempt = report.attempt
 
 
 def failure_event_to_proto(detail: FailureEvent) -> pb.FailureEvent:

@@ -18,7 +18,6 @@ from google.protobuf import any_pb2, message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from errord.decide.engine import Engine
 from errord.errors import (
     ErrordError,
     FieldViolation,
@@ -28,6 +27,7 @@ from errord.errors import (
     TurnNotFound,
     WatcherFellBehind,
 )
+from errord.handler import ErrorHandler
 from errord.state.feed import TraceFeed
 from errord.wire import convert
 
@@ -102,10 +102,10 @@ async def answer(
 
 
 class ErrorHandlerService:
-    """errord.v1.ErrorHandlerService over an Engine and a TraceFeed."""
+    """errord.v1.ErrorHandlerService over an ErrorHandler and a TraceFeed."""
 
-    def __init__(self, engine: Engine, feed: TraceFeed) -> None:
-        self._engine = engine
+    def __init__(self, handler: ErrorHandler, feed: TraceFeed) -> None:
+        self._handler = handler
         self._feed = feed
 
     async def report_failure(
@@ -125,21 +125,21 @@ class ErrorHandlerService:
 
     async def _report_failure(self, data: bytes) -> pb.ReportFailureResponse:
         report = convert.failure_report_from_proto(decode(pb.ReportFailureRequest, data))
-        decision, replayed = await self._engine.report_failure(report)
+        decision, replayed = await self._handler.report_failure(report)
         return pb.ReportFailureResponse(
             decision=convert.decision_to_proto(decision), replayed=replayed
         )
 
     async def _report_outcome(self, data: bytes) -> pb.ReportOutcomeResponse:
         report = convert.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
-        event, replayed = await self._engine.report_outcome(report)
+        event, replayed = await self._handler.report_outcome(report)
         return pb.ReportOutcomeResponse(
             event=convert.trace_event_to_proto(event), replayed=replayed
         )
 
     async def _get_turn_trace(self, data: bytes) -> pb.GetTurnTraceResponse:
         page = convert.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
-        events = await self._engine.turn_trace(page.turn_id, after=page.after, limit=page.size + 1)
+        events = await self._handler.turn_trace(page.turn_id, after=page.after, limit=page.size + 1)
         response = pb.GetTurnTraceResponse(
             events=[convert.trace_event_to_proto(event) for event in events[: page.size]]
         )
@@ -157,7 +157,7 @@ class ErrorHandlerService:
             subscription = self._feed.subscribe(watch.turn_id)
             last_sent = watch.after
             if watch.replay:
-                async for event in self._engine.replay(last_sent, turn_id=watch.turn_id):
+                async for event in self._handler.replay(last_sent, turn_id=watch.turn_id):
                     last_sent = event.sequence
                     yield pb.WatchTraceResponse(event=convert.trace_event_to_proto(event))
             async for event in subscription.events():

@@ -229,7 +229,7 @@ class WatchTraceResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
-    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome")
+    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -238,6 +238,7 @@ class TraceEvent(_message.Message):
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     FAILURE_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    TURN_BEGAN_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     time: _timestamp_pb2.Timestamp
     turn_id: str
@@ -246,7 +247,8 @@ class TraceEvent(_message.Message):
     attempt: int
     failure: FailureEvent
     outcome: OutcomeEvent
-    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ...) -> None: ...
+    turn_began: TurnBeganEvent
+    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ...) -> None: ...
 
 class FailureEvent(_message.Message):
     __slots__ = ("error", "arguments", "elapsed", "decision")
@@ -269,3 +271,9 @@ class OutcomeEvent(_message.Message):
     duration: _duration_pb2.Duration
     decision_id: str
     def __init__(self, outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ...) -> None: ...
+
+class TurnBeganEvent(_message.Message):
+    __slots__ = ("implicit",)
+    IMPLICIT_FIELD_NUMBER: _ClassVar[int]
+    implicit: bool
+    def __init__(self, implicit: _Optional[bool] = ...) -> None: ...

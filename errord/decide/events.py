@@ -1,0 +1,109 @@
+"""Trace events: one stream, ordered by sequence, of events of several kinds.
+
+Call events (a failure and its decision, an attempt's outcome) belong to one
+attempt of one call; other events (a turn began) do not. Each kind is a tagged
+record (``kind`` in its stored form) with its own idempotency key: recording an
+event whose kind and key are recorded already is a repeat, not a new event.
+
+A kind is only ever added; a record's fields only grow, with defaults.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import ClassVar, TypeAlias
+
+from msgspec import Struct
+
+from errord.decide.model import CallKey, Decision, FailureReport, OutcomeReport, ReportKey
+
+
+class EventKind(Enum):
+    """The closed set of trace event kinds; the value is the stored tag."""
+
+    FAILURE = "failure"
+    OUTCOME = "outcome"
+    TURN_BEGAN = "turn_began"
+
+
+class _Event(Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="kind"):
+    kind: ClassVar[EventKind]
+
+
+class FailureEvent(_Event, frozen=True, tag=EventKind.FAILURE.value):
+    """A reported failure (arguments redacted) with the decision given."""
+
+    kind = EventKind.FAILURE
+    report: FailureReport
+    decision: Decision
+
+    @property
+    def turn_id(self) -> str:
+        return self.report.turn_id
+
+    @property
+    def call(self) -> CallKey:
+        return CallKey(self.report.turn_id, self.report.call_id)
+
+    @property
+    def dedup_key(self) -> ReportKey:
+        return self.report.key
+
+
+class OutcomeEvent(_Event, frozen=True, tag=EventKind.OUTCOME.value):
+    """A reported outcome of one attempt."""
+
+    kind = EventKind.OUTCOME
+    report: OutcomeReport
+
+    @property
+    def turn_id(self) -> str:
+        return self.report.turn_id
+
+    @property
+    def call(self) -> CallKey:
+        return CallKey(self.report.turn_id, self.report.call_id)
+
+    @property
+    def dedup_key(self) -> ReportKey:
+        return self.report.key
+
+
+class TurnBegan(_Event, frozen=True, tag=EventKind.TURN_BEGAN.value):
+    """A turn errord had not seen began: by its first report, when the executor did not
+    begin it explicitly."""
+
+    kind = EventKind.TURN_BEGAN
+    turn_id: str
+    implicit: bool = True
+    """True when the turn began with its first report rather than being begun explicitly."""
+
+    @property
+    def call(self) -> None:
+        return None
+
+    @property
+    def dedup_key(self) -> tuple[str]:
+        return (self.turn_id,)
+
+
+EventDetail: TypeAlias = FailureEvent | OutcomeEvent | TurnBegan
+CallEvent: TypeAlias = FailureEvent | OutcomeEvent
+
+
+class TraceEvent(Struct, frozen=True):
+    """One entry of the trace: an event with its place in the sequence."""
+
+    sequence: int
+    """Position in the trace, increasing in commit order."""
+    time: datetime
+    detail: EventDetail
+
+    @property
+    def kind(self) -> EventKind:
+        return self.detail.kind
+
+    @property
+    def turn_id(self) -> str:
+        return self.detail.turn_id

@@ -1,0 +1,61 @@
+"""The manifests in force: one immutable snapshot, swapped whole by a reload."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from errord.manifests.model import RetryPolicy, ToolManifest
+
+
+@dataclass(frozen=True)
+class ToolDefaults:
+    """What a tool without a manifest gets, and what a manifest does not say."""
+
+    timeout: float = 30.0
+    """Hard timeout in seconds of one attempt."""
+    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+class ManifestSnapshot:
+    """The loaded manifests, looked up by tool name, with the defaults for other tools.
+
+    Never changed once built: a reload builds a new snapshot and swaps the one
+    reference the engine reads, so a decision sees one whole set of manifests.
+    """
+
+    def __init__(
+        self, manifests: Iterable[ToolManifest] = (), defaults: ToolDefaults | None = None
+    ) -> None:
+        self.defaults = defaults or ToolDefaults()
+        by_name: dict[str, ToolManifest] = {}
+        for manifest in manifests:
+            if manifest.name in by_name:
+                raise ValueError(f"duplicate tool name {manifest.name!r}")
+            by_name[manifest.name] = manifest
+        self._by_name = by_name
+        self.names = frozenset(by_name)
+        """Every tool with a manifest."""
+
+    def get(self, tool: str) -> ToolManifest | None:
+        """The tool's manifest, or None when it has none."""
+        return self._by_name.get(tool)
+
+    def manifest_for(self, tool: str) -> tuple[ToolManifest, bool]:
+        """The tool's manifest, or a default one; and whether it is the default."""
+        manifest = self._by_name.get(tool)
+        if manifest is not None:
+            return manifest, False
+        defaults = self.defaults
+        return ToolManifest(
+            name=tool, timeout=defaults.timeout, retry_policy=defaults.retry_policy
+        ), True
+
+    def __contains__(self, tool: object) -> bool:
+        return tool in self._by_name
+
+    def __iter__(self) -> Iterator[ToolManifest]:
+        return iter(self._by_name.values())
+
+    def __len__(self) -> int:
+        return len(self._by_name)

@@ -1,0 +1,97 @@
+"""Per-call state: which attempts of which tools failed or ended, and the retry delay granted.
+
+It answers the questions a decision asks about a call: was this report
+recorded already (idempotency), how much retry delay was granted to this tool
+(the total retry time), and which tools already failed on it (alternatives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from msgspec import Struct, field, structs
+
+from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent
+from errord.decide.model import Action, CallKey, Outcome
+
+
+class ToolRecord(Struct, frozen=True, omit_defaults=True):
+    """One tool's attempts on one call."""
+
+    failed: frozenset[int] = frozenset()
+    """Attempts whose failure was reported."""
+    outcomes: dict[int, Outcome] = field(default_factory=dict)
+    """How each attempt whose outcome was reported ended."""
+    delay_granted: float = 0.0
+    """Seconds of RETRY delay errord granted; counts against max_total_time."""
+    ran: float = 0.0
+    """Seconds the failed attempts ran, as reported; recorded, not counted."""
+
+
+class CallState(Struct, frozen=True, omit_defaults=True):
+    """What one call has been through, per tool."""
+
+    tools: dict[str, ToolRecord] = field(default_factory=dict)
+
+    def failure_recorded(self, tool: str, attempt: int) -> bool:
+        record = self.tools.get(tool)
+        return record is not None and attempt in record.failed
+
+    def outcome(self, tool: str, attempt: int) -> Outcome | None:
+        record = self.tools.get(tool)
+        return None if record is None else record.outcomes.get(attempt)
+
+    def delay_granted(self, tool: str) -> float:
+        record = self.tools.get(tool)
+        return 0.0 if record is None else record.delay_granted
+
+    @property
+    def failed_tools(self) -> frozenset[str]:
+        return frozenset(tool for tool, record in self.tools.items() if record.failed)
+
+
+EMPTY_CALL = CallState()
+
+
+class CallFold:
+    """Folds failures and outcomes into their call's state."""
+
+    name = "call"
+    version = 1
+    key_type = CallKey
+    state_type = CallState
+
+    def keys(self, event: TraceEvent) -> Sequence[CallKey]:
+        detail = event.detail
+        if isinstance(detail, FailureEvent | OutcomeEvent):
+            return (detail.call,)
+        return ()
+
+    def apply(self, state: CallState | None, event: TraceEvent) -> CallState:
+        state = state or EMPTY_CALL
+        detail = event.detail
+        if isinstance(detail, FailureEvent):
+            tool = detail.report.tool
+            record = _failed(state.tools.get(tool) or ToolRecord(), detail)
+        elif isinstance(detail, OutcomeEvent):
+            tool = detail.report.tool
+            record = _ended(state.tools.get(tool) or ToolRecord(), detail)
+        else:
+            return state
+        return CallState({**state.tools, tool: record})
+
+
+def _failed(record: ToolRecord, event: FailureEvent) -> ToolRecord:
+    report, decision = event.report, event.decision
+    granted = decision.delay if decision.action is Action.RETRY else 0.0
+    return structs.replace(
+        record,
+        failed=record.failed | {report.attempt},
+        delay_granted=record.delay_granted + granted,
+        ran=record.ran + report.elapsed,
+    )
+
+
+def _ended(record: ToolRecord, event: OutcomeEvent) -> ToolRecord:
+    outcomes = {**record.outcomes, event.report.attempt: event.report.outcome}
+    return structs.replace(record, outcomes=outcomes)

@@ -1,0 +1,153 @@
+"""Projections: state that decisions read, kept current from committed events.
+
+A projection holds, per key, the state that folding every committed event of
+that key gives (``Fold.apply``), plus the events reserved but not yet
+committed. Decisions read ``view``: the committed state with the reserved events
+folded on top, so that two reports decided one after the other see each other
+even before either commits. The writer ``stage``s a batch's states from the
+committed ones, writes them with the batch's events in one transaction, and
+only when that commits does the projection take them (``commit``); a batch that
+fails is ``release``d and leaves the committed state as it was.
+
+Memory is bounded: beyond ``capacity`` keys the least recently changed ones are
+dropped, and from then on the projection is no longer ``complete``: a key it
+does not hold may be in the database, and ``missing`` says it must be read.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from errord.decide.events import TraceEvent
+
+K = TypeVar("K", bound=Hashable)
+S = TypeVar("S")
+
+
+class Fold(Protocol[K, S]):
+    """How one kind of state follows the trace."""
+
+    name: str
+    """The projection's name in the state table."""
+    version: int
+    """Bumped when ``apply`` changes: the stored rows are then rebuilt from the trace."""
+    key_type: type[K]
+    state_type: type[S]
+
+    def keys(self, event: TraceEvent) -> Sequence[K]:
+        """The keys whose state ``event`` changes; empty when none."""
+        ...
+
+    def apply(self, state: S | None, event: TraceEvent) -> S:
+        """The state of a key after ``event``; ``state`` itself when the event changes nothing."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Staged(Generic[K, S]):
+    """A batch's new states of one projection, not yet committed."""
+
+    projection: Projection[K, S]
+    states: Mapping[K, S]
+
+
+class Projection(Generic[K, S]):
+    """Committed state per key, reservations on top, bounded in memory."""
+
+    def __init__(self, fold: Fold[K, S], capacity: int = 100_000) -> None:
+        self.fold = fold
+        self.capacity = capacity
+        self.complete = True
+        """True while every key in the database is held in memory."""
+        self._committed: OrderedDict[K, S] = OrderedDict()
+        self._pending: dict[K, list[TraceEvent]] = {}
+
+    @property
+    def name(self) -> str:
+        return self.fold.name
+
+    def view(self, key: K) -> S | None:
+        """The key's state as decisions see it: committed, with reserved events on top."""
+        state = self._committed.get(key)
+        for event in self._pending.get(key, ()):
+            state = self.fold.apply(state, event)
+        return state
+
+    def committed(self, key: K) -> S | None:
+        return self._committed.get(key)
+
+    def missing(self, key: K) -> bool:
+        """True when the key's state may be in the database but is not in memory."""
+        return not self.complete and key not in self._committed and key not in self._pending
+
+    def snapshot(self) -> dict[K, S]:
+        """Every committed state held in memory."""
+        return dict(self._committed)
+
+    # Reservations.
+
+    def reserve(self, events: Iterable[TraceEvent]) -> None:
+        for event in events:
+            for key in self.fold.keys(event):
+                self._pending.setdefault(key, []).append(event)
+
+    def release(self, events: Iterable[TraceEvent]) -> None:
+        for event in events:
+            for key in self.fold.keys(event):
+                reserved = self._pending.get(key)
+                if reserved is None:
+                    continue
+                reserved[:] = [other for other in reserved if other is not event]
+                if not reserved:
+                    del self._pending[key]
+
+    # Commits.
+
+    def stage(self, events: Iterable[TraceEvent]) -> Staged[K, S]:
+        """The states ``events`` lead to from the committed ones, for the keys they change."""
+        states: dict[K, S] = {}
+        for event in events:
+            for key in self.fold.keys(event):
+                before = states[key] if key in states else self._committed.get(key)
+                after = self.fold.apply(before, event)
+                if after is not before:
+                    states[key] = after
+        return Staged(self, states)
+
+    def commit(self, states: Mapping[K, S], events: Iterable[TraceEvent]) -> None:
+        """Take the states of a committed batch and drop its reservations."""
+        for key, state in states.items():
+            self._committed[key] = state
+            self._committed.move_to_end(key)
+        self.release(events)
+        self._evict()
+
+    # Loading.
+
+    def load(self, states: Iterable[tuple[K, S]], *, complete: bool) -> None:
+        """Hold the states read at start, oldest first; ``complete`` if they are all there are."""
+        for key, state in states:
+            self._committed[key] = state
+        self.complete = complete
+        self._evict()
+
+    def adopt(self, key: K, state: S | None) -> None:
+        """Hold a state read from the database because it was ``missing``."""
+        if state is not None and not self._held(key):
+            self._committed[key] = state
+            self._evict()
+
+    def _held(self, key: K) -> bool:
+        return key in self._committed or key in self._pending
+
+    def _evict(self) -> None:
+        """Drop the least recently changed keys beyond capacity; never one with reservations."""
+        for _ in range(len(self._committed) - self.capacity):
+            key, state = self._committed.popitem(last=False)
+            if key in self._pending:
+                self._committed[key] = state  # back, as the most recent
+            else:
+                self.complete = False

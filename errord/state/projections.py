@@ -1,0 +1,64 @@
+"""The projections decisions read, as one state model for the writer.
+
+Calls and turns today; breakers, turn plans and episodic memory join here as
+more projections, each a ``Fold`` over the same trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from errord.decide.events import TraceEvent
+from errord.decide.model import CallKey
+from errord.state.calls import CallFold, CallState
+from errord.state.projection import Projection, Staged
+from errord.state.store.rows import StateRow, state_row
+from errord.state.turns import TurnFold, TurnState
+
+DEFAULT_CAPACITY = 100_000
+"""Keys each projection holds in memory; beyond it, the least recently changed are read
+back from the database when needed."""
+
+
+@dataclass(frozen=True, slots=True)
+class StagedBatch:
+    """Every projection's staged states for one batch."""
+
+    staged: tuple[Staged[Any, Any], ...]
+
+    def rows(self, sequence: int) -> list[StateRow]:
+        return [
+            state_row(part.projection.name, key, state, sequence)
+            for part in self.staged
+            for key, state in part.states.items()
+        ]
+
+
+class Projections:
+    """Calls and turns, reserved, staged and committed together."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        self.calls: Projection[CallKey, CallState] = Projection(CallFold(), capacity)
+        self.turns: Projection[str, TurnState] = Projection(TurnFold(), capacity)
+        self.all: tuple[Projection[Any, Any], ...] = (self.calls, self.turns)
+
+    def reserve(self, events: Sequence[TraceEvent]) -> None:
+        for projection in self.all:
+            projection.reserve(events)
+
+    def release(self, events: Sequence[TraceEvent]) -> None:
+        for projection in self.all:
+            projection.release(events)
+
+    def stage(self, events: Sequence[TraceEvent]) -> StagedBatch:
+        return StagedBatch(tuple(projection.stage(events) for projection in self.all))
+
+    def commit(self, staging: Any, events: Sequence[TraceEvent]) -> None:
+        assert isinstance(staging, StagedBatch)
+        for part in staging.staged:
+            part.projection.commit(part.states, events)
+
+    def by_name(self, name: str) -> Projection[Any, Any]:
+        return next(projection for projection in self.all if projection.name == name)

@@ -1,0 +1,89 @@
+"""Opening the database: one daemon per file (``DB.lock``), one configured connection."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any, Final
+
+import aiosqlite
+
+from errord.errors import StoreError
+
+BUSY_TIMEOUT_MS: Final = 5000
+MINIMUM_SQLITE: Final = (3, 32)
+"""Multi-row inserts of up to 32766 bound values need SQLite 3.32."""
+
+
+class OwnerLock:
+    """An exclusive lock on ``DB.lock``: one daemon per database.
+
+    The store's sequence numbers, group commits and in-memory state assume a
+    single writer.
+    """
+
+    def __init__(self, descriptor: int) -> None:
+        self._descriptor: int | None = descriptor
+
+    @classmethod
+    def acquire(cls, path: Path) -> OwnerLock:
+        lock = path.with_name(path.name + ".lock")
+        try:
+            # The trace holds tool inputs (redacted, still private): a new directory is owner-only.
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(descriptor)
+            raise StoreError(f"{path}: in use by another errord (it holds {lock})") from exc
+        return cls(descriptor)
+
+    def release(self) -> None:
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+            self._descriptor = None
+
+
+async def connect(path: Path) -> aiosqlite.Connection:
+    """A connection to ``path`` in WAL mode with synchronous=FULL.
+
+    Python's implicit transactions: a batch's first INSERT begins its
+    transaction, ``commit()`` ends it; every statement is a thread hop.
+    """
+    if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
+        needed = ".".join(map(str, MINIMUM_SQLITE))
+        raise StoreError(
+            f"{path}: SQLite {sqlite3.sqlite_version} is too old; errord needs {needed}"
+        )
+    try:
+        db = await aiosqlite.connect(path, isolation_level="DEFERRED")
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
+    try:
+        await _configure(db, path)
+    except BaseException as exc:
+        await db.close()
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
+        raise
+    return db
+
+
+async def _configure(db: aiosqlite.Connection, path: Path) -> None:
+    mode = await pragma(db, "journal_mode = WAL")
+    if mode != "wal":
+        raise StoreError(f"{path}: cannot use WAL journal mode (got {mode!r})")
+    await pragma(db, "synchronous = FULL")
+    await pragma(db, "foreign_keys = ON")
+    await pragma(db, f"busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+async def pragma(db: aiosqlite.Connection, statement: str) -> Any:
+    """Run ``PRAGMA statement``; its first value, or None when it returns none."""
+    rows = list(await db.execute_fetchall(f"PRAGMA {statement}"))
+    return rows[0][0] if rows else None

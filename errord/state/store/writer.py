@@ -1,0 +1,220 @@
+"""Group commit: every unit of work queued while the last batch was written, in one transaction.
+
+A unit of work is the events one request records. Submitting it reserves its
+events in the state model at once (synchronously, so that the next decision
+sees them), then queues it. The writer takes every queued unit, stages the state
+rows their events change, and inserts events and rows in one transaction. Only
+when that commits does the state model take the new state and each unit's
+waiter learn it is durable; a batch that fails is rolled back, its reservations
+are released, and each of its waiters gets the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol, TypeVar
+
+import aiosqlite
+
+from errord.decide.events import TraceEvent
+from errord.errors import StoreError
+from errord.state.projection import Projection
+from errord.state.store.rows import StateRow, event_row
+
+LOG = logging.getLogger(__name__)
+
+ROWS_PER_STATEMENT: Final = 1000
+"""Rows inserted by one statement: at most 6000 bound values, within SQLite's 32766."""
+MAX_BATCH: Final = 1000
+"""Units of work committed by one transaction."""
+
+CommitListener = Callable[[Sequence[TraceEvent]], None]
+T = TypeVar("T")
+
+
+class Staging(Protocol):
+    """A batch's state changes, staged but not yet committed."""
+
+    def rows(self, sequence: int) -> list[StateRow]:
+        """The state rows to write, marked as changed by ``sequence``."""
+        ...
+
+
+class StateModel(Protocol):
+    """The projections a unit of work changes (errord.state.projections.Projections)."""
+
+    @property
+    def all(self) -> Sequence[Projection[Any, Any]]: ...
+
+    def reserve(self, events: Sequence[TraceEvent]) -> None: ...
+
+    def release(self, events: Sequence[TraceEvent]) -> None: ...
+
+    def stage(self, events: Sequence[TraceEvent]) -> Staging: ...
+
+    def commit(self, staging: Staging, events: Sequence[TraceEvent]) -> None: ...
+
+
+class DuplicateEvent(Exception):
+    """A unit's event has a kind and idempotency key that the trace holds already."""
+
+
+@dataclass(eq=False, slots=True)
+class Unit:
+    """One request's events, committed together or not at all."""
+
+    events: tuple[TraceEvent, ...]
+    done: asyncio.Future[None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class GroupCommitWriter:
+    """The single writer of the database: a task committing queued units in batches."""
+
+    def __init__(
+        self,
+        db: aiosqlite.Connection,
+        lock: asyncio.Lock,
+        state: StateModel,
+        on_commit: CommitListener | None = None,
+    ) -> None:
+        self._db = db
+        self._lock = lock
+        self._state = state
+        self._on_commit = on_commit
+        self._queue: asyncio.Queue[Unit | None] = asyncio.Queue()
+        self.batches_committed = 0
+        self._task = asyncio.create_task(self._run(), name="errord-writer")
+
+    def submit(self, events: Sequence[TraceEvent]) -> Unit:
+        """Reserve ``events`` and queue them; await the unit's ``done`` for the commit."""
+        unit = Unit(tuple(events))
+        self._state.reserve(unit.events)
+        self._queue.put_nowait(unit)
+        return unit
+
+    async def close(self) -> None:
+        """Commit what is queued, then stop."""
+        self._queue.put_nowait(None)
+        await self._task
+
+    async def _run(self) -> None:
+        """Commit batches until the stop marker (None) that close() queues last."""
+        while True:
+            items = await self._next_batch()
+            batch = [item for item in items if item is not None]
+            if batch:
+                await self._commit(batch)
+            if len(batch) < len(items):
+                return
+
+    async def _next_batch(self) -> list[Unit | None]:
+        """Wait for one queued item, then take the others already queued, up to MAX_BATCH."""
+        items = [await self._queue.get()]
+        while not self._queue.empty() and len(items) < MAX_BATCH:
+            items.append(self._queue.get_nowait())
+        return items
+
+    async def _commit(self, batch: list[Unit]) -> None:
+        events = [event for unit in batch for event in unit.events]
+        try:
+            await self._write(events)
+        except sqlite3.IntegrityError as exc:
+            if not _is_duplicate(exc):
+                self._fail(batch, events, exc)
+                return
+            # An event whose key memory did not hold (its call was evicted): find which.
+            for unit in batch:
+                await self._commit_alone(unit)
+            return
+        except Exception as exc:
+            self._fail(batch, events, exc)
+            return
+        for unit in batch:
+            _resolve(unit.done, None)
+
+    async def _commit_alone(self, unit: Unit) -> None:
+        try:
+            await self._write(unit.events)
+        except sqlite3.IntegrityError as exc:
+            self._fail([unit], unit.events, DuplicateEvent() if _is_duplicate(exc) else exc)
+        except Exception as exc:
+            self._fail([unit], unit.events, exc)
+        else:
+            _resolve(unit.done, None)
+
+    async def _write(self, events: Sequence[TraceEvent]) -> None:
+        """Insert ``events`` and the state rows they change, commit, then apply the state."""
+        staging = self._state.stage(events)
+        state_rows = staging.rows(events[-1].sequence)
+        async with self._lock:
+            try:
+                for rows in _chunks([event_row(event) for event in events]):
+                    await self._db.execute(_insert_events(len(rows)), _flat(rows))
+                for changes in _chunks(state_rows):
+                    await self._db.execute(_upsert_state(len(changes)), _flat(changes))
+                await self._db.commit()
+            except BaseException:
+                await self._db.rollback()
+                raise
+        self.batches_committed += 1
+        self._state.commit(staging, events)
+        self._notify(events)
+
+    def _fail(self, units: list[Unit], events: Sequence[TraceEvent], error: Exception) -> None:
+        self._state.release(events)
+        if isinstance(error, sqlite3.Error):
+            error = StoreError(f"cannot commit {len(events)} trace events: {error}")
+        elif not isinstance(error, DuplicateEvent | StoreError):
+            LOG.error("unexpected error committing trace events", exc_info=error)
+        for unit in units:
+            if not unit.done.done():
+                unit.done.set_exception(error)
+
+    def _notify(self, events: Sequence[TraceEvent]) -> None:
+        if self._on_commit is None:
+            return
+        try:
+            self._on_commit(events)
+        except Exception:  # the events are durable; a listener's bug must not undo that
+            LOG.exception("on_commit listener failed")
+
+
+def _is_duplicate(error: sqlite3.IntegrityError) -> bool:
+    """True when the error is the trace's unique (kind, dedup_key) index refusing a repeat."""
+    return getattr(error, "sqlite_errorname", "") == "SQLITE_CONSTRAINT_UNIQUE"
+
+
+def _resolve(done: asyncio.Future[None], result: None) -> None:
+    if not done.done():  # a waiter that was cancelled does not withdraw the unit
+        done.set_result(result)
+
+
+def _chunks(rows: list[T]) -> Iterator[list[T]]:
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        yield rows[start : start + ROWS_PER_STATEMENT]
+
+
+def _flat(rows: Sequence[tuple[object, ...]]) -> list[object]:
+    return [value for row in rows for value in row]
+
+
+@functools.cache
+def _insert_events(rows: int) -> str:
+    values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * rows)
+    return (
+        "INSERT INTO events (sequence, kind, turn_id, dedup_key, recorded_at, body) "
+        f"VALUES {values}"
+    )
+
+
+@functools.cache
+def _upsert_state(rows: int) -> str:
+    values = ", ".join(["(?, ?, ?, ?)"] * rows)
+    return f"INSERT OR REPLACE INTO state (projection, key, sequence, body) VALUES {values}"

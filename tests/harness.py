@@ -1,0 +1,39 @@
+"""The error handler over a real SQLite store, in the test's event loop, with a fake clock."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from errord.decide.engine import Engine
+from errord.decide.policy import default_policy
+from errord.handler import ErrorHandler
+from errord.manifests.snapshot import ManifestSnapshot
+from errord.state.projections import Projections
+from errord.state.store import Store
+from tests.fakes import FakeClock, FixedJitter
+
+
+class Harness:
+    """A handler over a store in one directory; ``restart`` reopens both, as a new daemon."""
+
+    def __init__(self, path: Path, manifests: ManifestSnapshot | None = None) -> None:
+        self.db = path / "errord.db"
+        self.manifests = manifests or ManifestSnapshot()
+        self.clock = FakeClock()
+        self.ids = (f"decision-{n}" for n in itertools.count(1))
+        self.capacity = 100_000
+
+    async def start(self) -> ErrorHandler:
+        self.state = Projections(self.capacity)
+        self.store = await Store.open(self.db, self.clock, self.state)
+        engine = Engine(default_policy(FixedJitter()), new_id=lambda: next(self.ids))
+        self.handler = ErrorHandler(engine, self.store, self.state, self.manifests, self.clock)
+        return self.handler
+
+    async def restart(self) -> ErrorHandler:
+        await self.store.close()
+        return await self.start()
+
+    async def close(self) -> None:
+        await self.store.close()
