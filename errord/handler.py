@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any, TypeAlias, TypeVar
 
 from errord.clock import Clock
 from errord.decide.engine import Engine
-from errord.decide.events import EventKind, FailureEvent, OutcomeEvent, TraceEvent
+from errord.decide.events import EventDetail, EventKind, FailureEvent, OutcomeEvent, TraceEvent
 from errord.decide.model import Decision, FailureReport, OutcomeReport, ReportKey
 from errord.errors import ReportConflict, StoreError, TurnNotFound
 from errord.manifests.snapshot import ManifestSnapshot
@@ -30,12 +29,11 @@ from errord.state.store import DuplicateEvent, Store, Unit
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class _InFlight:
-    """A unit of work being committed, and the event a repeat of its report is answered with."""
-
-    unit: Unit
-    event: FailureEvent | OutcomeEvent
+T = TypeVar("T")
+Answer: TypeAlias = Coroutine[Any, Any, tuple[T, bool]]
+"""What a report is answered with, and whether it was recorded before; awaited after deciding."""
+_Held: TypeAlias = tuple[tuple[Projection[Any, Any], Any], ...]
+"""Projection keys pinned while a report is decided."""
 
 
 class ErrorHandler:
@@ -55,7 +53,8 @@ class ErrorHandler:
         self._clock = clock
         self.manifests = manifests
         """The manifests in force; a reload replaces the whole snapshot at once."""
-        self._in_flight: dict[tuple[EventKind, ReportKey], _InFlight] = {}
+        self._in_flight: dict[tuple[EventKind, ReportKey], Unit] = {}
+        """Units being committed, by the kind and key of the report they record."""
         self._loading: dict[tuple[str, Any], asyncio.Future[None]] = {}
 
     async def report_failure(self, report: FailureReport) -> tuple[Decision, bool]:
@@ -64,50 +63,24 @@ class ErrorHandler:
         Raises ReportConflict when the same key was recorded with a different error,
         StoreError when the decision could not be committed.
         """
-        await self._hold(report.key)
-        in_flight = self._in_flight.get((EventKind.FAILURE, report.key))
-        if in_flight is not None:
-            return await self._repeat_failure(report, in_flight), True
-        call = self._state.calls.view(report.key.call)
-        if call is not None and call.failure_recorded(report.tool, report.attempt):
-            return await self._recorded_failure(report), True
-        turn = self._state.turns.view(report.turn_id)
-        decided = self._engine.decide(report, self.manifests, call, turn, self._clock.now())
-        failure = decided.events[-1]
-        assert isinstance(failure, FailureEvent)
-        unit = self._submit(EventKind.FAILURE, report.key, decided.events, failure)
+        held = await self._hold(report.key)
         try:
-            await asyncio.shield(unit.done)
-        except DuplicateEvent:
-            return await self._recorded_failure(report), True
-        decision = decided.decision
-        log.debug(
-            "%s -> %s: %s", decision.technical_message, decision.action.value, decision.reason
-        )
-        return decision, False
+            answer = self._answer_failure(report)
+        finally:
+            self._let_go(held)
+        return await answer
 
     async def report_outcome(self, report: OutcomeReport) -> tuple[TraceEvent, bool]:
         """Record how an attempt ended; True if it was recorded before.
 
         Raises ReportConflict when the same key was recorded with another outcome.
         """
-        await self._hold(report.key)
-        in_flight = self._in_flight.get((EventKind.OUTCOME, report.key))
-        if in_flight is not None:
-            await asyncio.shield(in_flight.unit.done)
-            return self._same_outcome(report, in_flight.unit.events[-1]), True
-        call = self._state.calls.view(report.key.call)
-        if call is not None and call.outcome(report.tool, report.attempt) is not None:
-            return await self._recorded_outcome(report), True
-        events = self._engine.outcome(report, self._state.turns.view(report.turn_id))
-        outcome = events[-1]
-        assert isinstance(outcome, OutcomeEvent)
-        unit = self._submit(EventKind.OUTCOME, report.key, events, outcome)
+        held = await self._hold(report.key)
         try:
-            await asyncio.shield(unit.done)
-        except DuplicateEvent:
-            return await self._recorded_outcome(report), True
-        return unit.events[-1], False
+            answer = self._answer_outcome(report)
+        finally:
+            self._let_go(held)
+        return await answer
 
     async def turn_trace(
         self, turn_id: str, *, after: int = 0, limit: int | None = None
@@ -130,37 +103,87 @@ class ErrorHandler:
                 yield event
             after = events[-1].sequence
 
-    def _submit(
-        self,
-        kind: EventKind,
-        key: ReportKey,
-        events: tuple[Any, ...],
-        event: FailureEvent | OutcomeEvent,
-    ) -> Unit:
+    def _answer_failure(self, report: FailureReport) -> Answer[Decision]:
+        """Decide and submit now, without awaiting; the answer waits for the commit."""
+        in_flight = self._in_flight.get((EventKind.FAILURE, report.key))
+        if in_flight is not None:
+            return self._repeated_failure(report, in_flight)
+        call = self._state.calls.view(report.key.call)
+        if call is not None and call.failure_recorded(report.tool, report.attempt):
+            return self._recorded_failure(report)
+        turn = self._state.turns.view(report.turn_id)
+        decided = self._engine.decide(report, self.manifests, call, turn, self._clock.now())
+        unit = self._submit(EventKind.FAILURE, report.key, decided.events)
+        return self._new_failure(report, decided.decision, unit)
+
+    def _answer_outcome(self, report: OutcomeReport) -> Answer[TraceEvent]:
+        """Submit now, without awaiting; the answer waits for the commit."""
+        in_flight = self._in_flight.get((EventKind.OUTCOME, report.key))
+        if in_flight is not None:
+            return self._repeated_outcome(report, in_flight)
+        call = self._state.calls.view(report.key.call)
+        if call is not None and call.outcome(report.tool, report.attempt) is not None:
+            return self._recorded_outcome(report)
+        events = self._engine.outcome(report, self._state.turns.view(report.turn_id))
+        return self._new_outcome(report, self._submit(EventKind.OUTCOME, report.key, events))
+
+    def _submit(self, kind: EventKind, key: ReportKey, events: tuple[EventDetail, ...]) -> Unit:
         unit = self._store.submit(events)
-        self._in_flight[(kind, key)] = _InFlight(unit, event)
+        self._in_flight[(kind, key)] = unit
         unit.done.add_done_callback(lambda _: self._in_flight.pop((kind, key), None))
         return unit
 
-    async def _repeat_failure(self, report: FailureReport, in_flight: _InFlight) -> Decision:
+    async def _new_failure(
+        self, report: FailureReport, decision: Decision, unit: Unit
+    ) -> tuple[Decision, bool]:
         try:
-            await asyncio.shield(in_flight.unit.done)
+            await asyncio.shield(unit.done)
+        except DuplicateEvent:  # recorded before this process knew of it
+            return await self._recorded_failure(report)
+        log.debug(
+            "%s -> %s: %s", decision.technical_message, decision.action.value, decision.reason
+        )
+        return decision, False
+
+    async def _repeated_failure(
+        self, report: FailureReport, in_flight: Unit
+    ) -> tuple[Decision, bool]:
+        """The decision of a report still being committed, once it is."""
+        try:
+            await asyncio.shield(in_flight.done)
         except DuplicateEvent:
             return await self._recorded_failure(report)
-        assert isinstance(in_flight.event, FailureEvent)
-        return _same_failure(report, in_flight.event)
+        failure = in_flight.events[-1].detail
+        assert isinstance(failure, FailureEvent)
+        return _same_failure(report, failure), True
 
-    async def _recorded_failure(self, report: FailureReport) -> Decision:
+    async def _recorded_failure(self, report: FailureReport) -> tuple[Decision, bool]:
         stored = await self._store.find(EventKind.FAILURE, report.key)
         if stored is None or not isinstance(stored.detail, FailureEvent):
             raise StoreError(f"{describe(report.key)} is recorded, yet its event cannot be found")
-        return _same_failure(report, stored.detail)
+        return _same_failure(report, stored.detail), True
 
-    async def _recorded_outcome(self, report: OutcomeReport) -> TraceEvent:
+    async def _new_outcome(self, report: OutcomeReport, unit: Unit) -> tuple[TraceEvent, bool]:
+        try:
+            await asyncio.shield(unit.done)
+        except DuplicateEvent:
+            return await self._recorded_outcome(report)
+        return unit.events[-1], False
+
+    async def _repeated_outcome(
+        self, report: OutcomeReport, in_flight: Unit
+    ) -> tuple[TraceEvent, bool]:
+        try:
+            await asyncio.shield(in_flight.done)
+        except DuplicateEvent:
+            return await self._recorded_outcome(report)
+        return self._same_outcome(report, in_flight.events[-1]), True
+
+    async def _recorded_outcome(self, report: OutcomeReport) -> tuple[TraceEvent, bool]:
         stored = await self._store.find(EventKind.OUTCOME, report.key)
         if stored is None:
             raise StoreError(f"{describe(report.key)} is recorded, yet its event cannot be found")
-        return self._same_outcome(report, stored)
+        return self._same_outcome(report, stored), True
 
     @staticmethod
     def _same_outcome(report: OutcomeReport, stored: TraceEvent) -> TraceEvent:
@@ -171,15 +194,34 @@ class ErrorHandler:
             raise ReportConflict(f"{describe(report.key)} was already recorded as {recorded}")
         return stored
 
-    async def _hold(self, key: ReportKey) -> None:
-        """Make sure the projections hold the call and the turn of ``key``, reading back
-        what they dropped for room (only then does this await)."""
-        await self._read_back(self._state.calls, key.call)
-        await self._read_back(self._state.turns, key.turn_id)
+    async def _hold(self, key: ReportKey) -> _Held:
+        """Make sure the projections hold the call and the turn of ``key``.
+
+        In the steady state they do, and this returns at once, without awaiting.
+        When a projection dropped one of them for room, both are pinned (so that
+        no commit drops them meanwhile) and the missing one is read back; the
+        caller decides, then lets go of the pins, without awaiting in between.
+        """
+        wanted: _Held = ((self._state.calls, key.call), (self._state.turns, key.turn_id))
+        missing = [(projection, k) for projection, k in wanted if projection.missing(k)]
+        if not missing:
+            return ()
+        for projection, k in wanted:
+            projection.pin(k)
+        try:
+            for projection, k in missing:
+                await self._read_back(projection, k)
+        except BaseException:
+            self._let_go(wanted)
+            raise
+        return wanted
+
+    @staticmethod
+    def _let_go(held: _Held) -> None:
+        for projection, key in held:
+            projection.unpin(key)
 
     async def _read_back(self, projection: Projection[Any, Any], key: Any) -> None:
-        if not projection.missing(key):
-            return
         loading = self._loading.get((projection.name, key))
         if loading is None:
             loading = asyncio.ensure_future(self._adopt(projection, key))

@@ -133,6 +133,24 @@ def test_partial_retry_policy_keeps_the_other_defaults(tmp_path: Path) -> None:
     )
 
 
+def test_a_rate_limited_tool_may_allow_long_retry_after_waits(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "t.yaml",
+        """\
+        tools:
+          - name: search
+            retry_policy: {max_retry_after_ms: 60000, max_total_time_ms: 90000}
+        """,
+    )
+
+    [manifest] = load_manifest_file(path)
+
+    assert manifest.retry_policy == RetryPolicy(max_retry_after=60.0, max_total_time=90.0)
+    assert manifest.retry_policy.longest_retry_after == 60.0
+    assert RetryPolicy().longest_retry_after == RetryPolicy().max_delay
+
+
 def test_a_tool_with_only_a_name_gets_the_defaults(tmp_path: Path) -> None:
     path = write(tmp_path, "t.yaml", "tools:\n  - name: search\n")
     defaults = RetryPolicy(max_attempts=2)

@@ -6,10 +6,15 @@ import signal
 from pathlib import Path
 
 import grpc
+import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
+from errord.decide.model import CallKey
+from errord.state.projections import Projections
+from errord.state.store import Store
 from tests.conftest import start_process
+from tests.fakes import FakeClock
 
 
 def timeout_report(attempt: int = 1) -> pb.ReportFailureRequest:
@@ -57,15 +62,28 @@ def test_decisions_and_trace_survive_a_restart_and_repeats_return_the_recorded_d
     assert next_attempt.decision.attempts_left == 3
 
 
-def test_an_answered_decision_is_durable_even_if_the_daemon_is_killed(tmp_path: Path) -> None:
+async def test_an_answered_decision_and_its_state_are_durable_even_if_the_daemon_is_killed(
+    tmp_path: Path,
+) -> None:
     """A decision is acknowledged only after its commit: SIGKILL right after the answers
-    (no shutdown, no writer flush) loses none of them."""
+    (no shutdown, no writer flush) loses none of them, nor the state rows committed with
+    them."""
     database = str(tmp_path / "errord.db")
     first = start_process("--listen", "127.0.0.1:0", "--db", database)
     with grpc.insecure_channel(first.address) as channel:
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         answered = [stub.ReportFailure(timeout_report(attempt)).decision for attempt in (1, 2, 3)]
     first.terminate(signal.SIGKILL)
+
+    state = Projections()
+    async with await Store.open(Path(database), FakeClock(), state) as store:
+        folded = await store.fold_trace(state.all)
+    assert [projection.snapshot() for projection in state.all] == folded
+    call = state.calls.committed(CallKey("turn-r", "call_1"))
+    assert call is not None
+    assert call.tools["flight_search"].failed == {1, 2, 3}
+    granted = sum(decision.delay.ToTimedelta().total_seconds() for decision in answered)
+    assert call.delay_granted("flight_search") == pytest.approx(granted)
 
     second = start_process("--listen", "127.0.0.1:0", "--db", database)
     try:

@@ -64,6 +64,7 @@ class Projection(Generic[K, S]):
         """True while every key in the database is held in memory."""
         self._committed: OrderedDict[K, S] = OrderedDict()
         self._pending: dict[K, list[TraceEvent]] = {}
+        self._pinned: dict[K, int] = {}
 
     @property
     def name(self) -> str:
@@ -86,6 +87,11 @@ class Projection(Generic[K, S]):
     def snapshot(self) -> dict[K, S]:
         """Every committed state held in memory."""
         return dict(self._committed)
+
+    @property
+    def reserved(self) -> int:
+        """How many keys have events reserved and not yet committed."""
+        return len(self._pending)
 
     # Reservations.
 
@@ -134,6 +140,16 @@ class Projection(Generic[K, S]):
         self.complete = complete
         self._evict()
 
+    def pin(self, key: K) -> None:
+        """Keep the key's state in memory until ``unpin``: between reading it back and
+        deciding with it, other commits must not drop it again."""
+        self._pinned[key] = self._pinned.get(key, 0) + 1
+
+    def unpin(self, key: K) -> None:
+        count = self._pinned.pop(key) - 1
+        if count:
+            self._pinned[key] = count
+
     def adopt(self, key: K, state: S | None) -> None:
         """Hold a state read from the database because it was ``missing``."""
         if state is not None and not self._held(key):
@@ -144,10 +160,11 @@ class Projection(Generic[K, S]):
         return key in self._committed or key in self._pending
 
     def _evict(self) -> None:
-        """Drop the least recently changed keys beyond capacity; never one with reservations."""
+        """Drop the least recently changed keys beyond capacity; never one that is reserved
+        or pinned."""
         for _ in range(len(self._committed) - self.capacity):
             key, state = self._committed.popitem(last=False)
-            if key in self._pending:
+            if key in self._pending or key in self._pinned:
                 self._committed[key] = state  # back, as the most recent
             else:
                 self.complete = False
