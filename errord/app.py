@@ -8,6 +8,7 @@ its writer and closes the database. Signal handlers only set an event.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import random
 import signal
@@ -58,6 +59,9 @@ async def serve(
         async with await Store.open(settings.db, clock, state, on_commit=feed.publish) as store:
             engine = Engine(default_policy(random.Random()))
             handler = ErrorHandler(engine, store, state, manifests, clock)
+            # What start-up built (modules, manifests, the loaded state) lives as long as
+            # the daemon: keep it out of every garbage collection from now on.
+            gc.freeze()
             service = ErrorHandlerService(handler, feed)
             running = await start_server(
                 settings.listen, service, reflection_on=settings.reflection

@@ -94,5 +94,5 @@ async def test_migration_keeps_every_event_and_builds_the_state_the_trace_implie
     call = state.calls.committed(CallKey("turn-a", "call_1"))
     assert call is not None
     assert call.failed_tools == {"flight_search", "flight_search_backup"}
-    assert call.tools["flight_search"].failed == {1, 2, 3, 4, 5}
+    assert call.tools["flight_search"].failed == (1, 2, 3, 4, 5)
     assert set(state.turns.snapshot()) == {"turn-a", "turn-b", "turn-c"}

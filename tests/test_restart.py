@@ -81,7 +81,7 @@ async def test_an_answered_decision_and_its_state_are_durable_even_if_the_daemon
     assert [projection.snapshot() for projection in state.all] == folded
     call = state.calls.committed(CallKey("turn-r", "call_1"))
     assert call is not None
-    assert call.tools["flight_search"].failed == {1, 2, 3}
+    assert call.tools["flight_search"].failed == (1, 2, 3)
     granted = sum(decision.delay.ToTimedelta().total_seconds() for decision in answered)
     assert call.delay_granted("flight_search") == pytest.approx(granted)
 

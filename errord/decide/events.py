@@ -27,7 +27,7 @@ class EventKind(Enum):
     TURN_BEGAN = "turn_began"
 
 
-class _Event(Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="kind"):
+class _Event(Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="kind", gc=False):
     kind: ClassVar[EventKind]
 
 
@@ -92,7 +92,7 @@ EventDetail: TypeAlias = FailureEvent | OutcomeEvent | TurnBegan
 CallEvent: TypeAlias = FailureEvent | OutcomeEvent
 
 
-class TraceEvent(Struct, frozen=True):
+class TraceEvent(Struct, frozen=True, gc=False):
     """One entry of the trace: an event with its place in the sequence."""
 
     sequence: int

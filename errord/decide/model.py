@@ -73,8 +73,13 @@ class RefusalKind(Enum):
     RETRY_AFTER_TOO_LONG = "RETRY_AFTER_TOO_LONG"
 
 
-class Record(Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Base of the domain records: immutable, compared by value, stored without defaults."""
+class Record(Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
+    """Base of the domain records: immutable, compared by value, stored without defaults.
+
+    Records hold only values and other records, never a reference back, so they are
+    left out of the cyclic garbage collector (``gc=False``): the daemon allocates
+    several per report, and the projections hold many for long.
+    """
 
 
 class ToolFailure(Record, frozen=True):
@@ -96,14 +101,14 @@ class ToolFailure(Record, frozen=True):
     """What the tool produced before it failed; None when nothing."""
 
 
-class CallKey(Struct, frozen=True, array_like=True):
+class CallKey(Struct, frozen=True, array_like=True, gc=False):
     """One tool call of one turn: the model's tool_call id within its turn."""
 
     turn_id: str
     call_id: str
 
 
-class ReportKey(Struct, frozen=True, array_like=True):
+class ReportKey(Struct, frozen=True, array_like=True, gc=False):
     """The idempotency key of a failure report or an outcome."""
 
     turn_id: str
@@ -135,7 +140,7 @@ class FailureReport(Record, frozen=True):
         return ReportKey(self.turn_id, self.call_id, self.tool, self.attempt)
 
 
-class Classification(Struct, frozen=True, omit_defaults=True):
+class Classification(Struct, frozen=True, omit_defaults=True, gc=False):
     """errord's verdict on a failure and the rule that reached it."""
 
     error_class: ErrorClass

@@ -15,11 +15,12 @@ from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent
 from errord.decide.model import Action, CallKey, Outcome
 
 
-class ToolRecord(Struct, frozen=True, omit_defaults=True):
+class ToolRecord(Struct, frozen=True, omit_defaults=True, gc=False):
     """One tool's attempts on one call."""
 
-    failed: frozenset[int] = frozenset()
-    """Attempts whose failure was reported."""
+    failed: tuple[int, ...] = ()
+    """Attempts whose failure was reported, in increasing order. (A tuple of integers,
+    unlike a frozenset, is left alone by the garbage collector.)"""
     outcomes: dict[int, Outcome] = field(default_factory=dict)
     """How each attempt whose outcome was reported ended."""
     delay_granted: float = 0.0
@@ -28,7 +29,7 @@ class ToolRecord(Struct, frozen=True, omit_defaults=True):
     """Seconds the failed attempts ran, as reported; recorded, not counted."""
 
 
-class CallState(Struct, frozen=True, omit_defaults=True):
+class CallState(Struct, frozen=True, omit_defaults=True, gc=False):
     """What one call has been through, per tool."""
 
     tools: dict[str, ToolRecord] = field(default_factory=dict)
@@ -86,7 +87,7 @@ def _failed(record: ToolRecord, event: FailureEvent) -> ToolRecord:
     granted = decision.delay if decision.action is Action.RETRY else 0.0
     return structs.replace(
         record,
-        failed=record.failed | {report.attempt},
+        failed=tuple(sorted({*record.failed, report.attempt})),
         delay_granted=record.delay_granted + granted,
         ran=record.ran + report.elapsed,
     )

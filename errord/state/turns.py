@@ -14,7 +14,7 @@ from msgspec import Struct
 from errord.decide.events import TraceEvent, TurnBegan
 
 
-class TurnState(Struct, frozen=True, omit_defaults=True):
+class TurnState(Struct, frozen=True, omit_defaults=True, gc=False):
     """One turn as errord knows it."""
 
     began_at: datetime

@@ -7,6 +7,7 @@ them are reported together.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -40,6 +41,8 @@ MAX_SEQUENCE = 2**63 - 1  # SQLite's largest integer
 DEFAULT_PAGE_SIZE = 1000
 MAX_DURATION_SECONDS = 315_576_000_000  # google.protobuf.Duration's range
 TIMESTAMP_SECONDS = range(-62_135_596_800, 253_402_300_800)  # 0001-01-01 to 9999-12-31
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 E = TypeVar("E", bound=Enum)
 
@@ -92,7 +95,9 @@ class Violations:
             self.add(field, f"at most {MAX_JSON_BYTES} bytes serialized, got {size}")
             return None
         try:
-            return json_format.MessageToDict(message)
+            if isinstance(message, struct_pb2.Struct):
+                return plain_struct(message)
+            return plain_value(message)
         except ValueError:  # NaN and Infinity have no JSON form
             self.add(field, "numbers must be finite (NaN and Infinity are not JSON)")
             return None
@@ -248,16 +253,40 @@ def value_to_proto(value: JSONValue) -> struct_pb2.Value:
     return message
 
 
+def plain_struct(message: struct_pb2.Struct) -> dict[str, JSONValue]:
+    """A Struct as a dict, as json_format.MessageToDict gives it, in a fraction of the time."""
+    return {key: plain_value(value) for key, value in message.fields.items()}
+
+
+def plain_value(message: struct_pb2.Value) -> JSONValue:
+    """A Value as plain JSON; ValueError for NaN and Infinity, which JSON cannot hold."""
+    kind = message.WhichOneof("kind")
+    if kind == "struct_value":
+        return plain_struct(message.struct_value)
+    if kind == "list_value":
+        return [plain_value(item) for item in message.list_value.values]
+    if kind == "number_value":
+        number = message.number_value
+        if not math.isfinite(number):
+            raise ValueError(f"{number} is not a JSON number")
+        return number
+    if kind == "string_value":
+        return message.string_value
+    if kind == "bool_value":
+        return message.bool_value
+    return None
+
+
 def duration(seconds: float) -> duration_pb2.Duration:
-    message = duration_pb2.Duration()
-    message.FromTimedelta(timedelta(seconds=seconds))
-    return message
+    exact = timedelta(seconds=seconds)  # to the microsecond, as Duration.FromTimedelta
+    whole = exact.days * 86_400 + exact.seconds
+    return duration_pb2.Duration(seconds=whole, nanos=exact.microseconds * 1000)
 
 
 def timestamp(moment: datetime) -> timestamp_pb2.Timestamp:
-    message = timestamp_pb2.Timestamp()
-    message.FromDatetime(moment)
-    return message
+    since = moment - EPOCH
+    whole = since.days * 86_400 + since.seconds
+    return timestamp_pb2.Timestamp(seconds=whole, nanos=since.microseconds * 1000)
 
 
 def tool_failure_to_proto(failure: ToolFailure) -> pb.ToolError:
