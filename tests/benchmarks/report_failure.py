@@ -1,186 +1,499 @@
-"""Benchmark: ReportFailure throughput, latency and daemon memory, against an echo baseline.
+"""Benchmark: ReportFailure on errord against an echo and a durable echo server.
 
-    python -m tests.benchmarks.report_failure [--requests 20000] [--concurrency 32]
+    python -m tests.benchmarks.report_failure                # 3 rounds, about 4 minutes
+    python -m tests.benchmarks.report_failure --quick        # 1 round, about 30 seconds
+    python -m tests.benchmarks.report_failure --errord-root /tmp/old-checkout --json out.json
 
-Runs the real daemon as its own process (real SQLite in a temporary directory,
-synchronous=FULL) and, for comparison, an echo server that answers every
-ReportFailure with a canned response and records nothing. The same grpc.aio load
-generator drives both from this process, on the same cores, so the ratio is what
-errord's decision and durable commit cost over gRPC alone. Every request has a
-new (turn, call) key; a quarter are permanent errors, the rest timeouts.
+Three servers, each its own process, all grpc.aio on loopback with the same options:
+
+- errord: the daemon as deployed, ``python -m errord serve`` with a real database file
+  and its default durability (WAL, synchronous=FULL): it decides, records the decision
+  durably, and only then answers.
+- echo: answers every request with one canned decision of realistic size. What gRPC
+  and protobuf cost alone: the floor no server goes under.
+- durable-echo: the echo server that first commits a ~1.7 KB row per request to SQLite
+  (WAL, synchronous=FULL), group-committed by a writer thread. The least any server
+  must pay that, like errord, records its answer durably before giving it.
+
+errord/echo measures how far the daemon is from free, but most of that gap is the
+price of durability, which errord owes by contract and cannot optimize away.
+errord/durable-echo is the figure that matters: what errord's own work (decoding,
+validation, the decision, conversion, encoding, its store) costs above an honest
+durable minimum. At 1.0 nothing is left to gain without giving up durability.
+
+Each measured point runs its own load generator process (tests/benchmarks/loadgen.py)
+against one server while the others idle, so that on a 2-core machine one server and
+one generator share the cores. Closed loop at 1, 16 and 64 in flight gives throughput;
+open loop at a fixed rate (default: 30 % of echo's closed-loop throughput at 64 in
+flight, measured in the same run) gives latency without coordinated omission. The
+servers keep running across rounds; each round measures every server in turn, the
+order rotated, and the tables show the medians over rounds.
+
+The daemon runs in ``--errord-root`` with PYTHONPATH set to that checkout and its client
+package, so that another checkout's code is what runs (the header says which). The
+harness imports nothing from errord, so it measures any commit whatever state this
+checkout's daemon code is in.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
+import datetime
+import json
+import math
 import os
-import signal
+import platform
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
-import time
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
-import grpc
-from errord_client.v1 import errord_pb2 as pb
-from errord_client.v1 import errord_pb2_grpc
+from tests.benchmarks.loadgen import LATE_AFTER, Measurement
+from tests.benchmarks.servers import canned_response
 
-from tests.conftest import DaemonProcess, spawn, start_process
+ROOT = Path(__file__).resolve().parents[2]
+SERVERS = ("errord", "echo", "durable-echo")
+CONCURRENCIES = (1, 16, 64)
+SERVING = re.compile(r"serving on (\S+),")
+START_TIMEOUT = 30.0
+OPEN_SHARE = 0.30
+"""The default open-loop rate, as a share of echo's closed-loop throughput at 64 in flight."""
+BEHIND = 0.01
+"""A generator that sends more than this share of its requests late has fallen behind."""
 
 
-@dataclass
-class Result:
-    name: str
-    requests: int
-    seconds: float
-    latencies: list[float]
-    peak_rss_kib: int
-    cpu_seconds: float
-    """CPU the server process used during the measured run, every thread."""
+@dataclass(frozen=True)
+class Options:
+    rounds: int
+    warmup: float
+    duration: float
+    rate: float | None
+    servers: tuple[str, ...]
+    errord_root: Path
+    json_path: Path | None
+
+
+@dataclass(frozen=True)
+class Load:
+    mode: str
+    """closed or open."""
+    level: float
+    """Requests in flight (closed loop) or requests per second (open loop)."""
 
     @property
-    def throughput(self) -> float:
-        return self.requests / self.seconds
+    def argv(self) -> list[str]:
+        if self.mode == "closed":
+            return ["closed", "--concurrency", str(int(self.level))]
+        return ["open", "--rate", f"{self.level:.1f}"]
 
-    def percentile(self, fraction: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000
-
-
-def request(worker: int, number: int) -> pb.ReportFailureRequest:
-    permanent = number % 4 == 0
-    error = (
-        pb.ToolError(code=pb.ERROR_CODE_INVALID_INPUT, message="Invalid airport code: XYZ")
-        if permanent
-        else pb.ToolError(code=pb.ERROR_CODE_TIMEOUT, message="Connection timeout after 30s")
-    )
-    message = pb.ReportFailureRequest(
-        turn_id=f"bench-{worker}-{number}",
-        call_id="call_1",
-        tool="flight_search",
-        attempt=1,
-        error=error,
-    )
-    message.arguments.update({"origin": "SFO", "destination": "XYZ", "date": "2026-12-01"})
-    return message
+    @property
+    def title(self) -> str:
+        if self.mode == "closed":
+            return f"Closed loop, {int(self.level)} in flight"
+        return f"Open loop at {self.level:.0f} req/s"
 
 
-async def load(address: str, requests: int, concurrency: int) -> tuple[float, list[float]]:
-    latencies: list[float] = []
-    per_worker = requests // concurrency
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
-        await stub.ReportFailure(request(-1, 0))  # connect
-
-        async def worker(index: int) -> None:
-            for number in range(per_worker):
-                started = time.perf_counter()
-                await stub.ReportFailure(request(index, number))
-                latencies.append(time.perf_counter() - started)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(worker(index) for index in range(concurrency)))
-        return time.perf_counter() - started, latencies
+@dataclass(frozen=True)
+class Record:
+    round: int
+    server: str
+    load: Load
+    measurement: Measurement
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+# Processes.
 
 
-def peak_rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return 0
+def checkout_env(root: Path) -> dict[str, str]:
+    """An environment in which Python imports the checkout at ``root`` and its client first."""
+    paths = [str(root), str(root / "clients" / "python" / "src"), os.environ.get("PYTHONPATH")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
 
 
-def measure(name: str, daemon: DaemonProcess, requests: int, concurrency: int) -> Result:
-    asyncio.run(load(daemon.address, requests // 10, concurrency))  # warm up
-    cpu_before = cpu_seconds(daemon.process.pid)
-    seconds, latencies = asyncio.run(load(daemon.address, requests, concurrency))
-    cpu = cpu_seconds(daemon.process.pid) - cpu_before
-    rss = peak_rss_kib(daemon.process.pid)
-    return Result(name, len(latencies), seconds, latencies, rss, cpu)
+class Server:
+    """A server process, started in ``cwd``; its address once stderr says ``serving on A,``."""
 
-
-# The echo baseline: same transport, canned answer, nothing decided or stored.
-
-
-async def echo_server() -> None:
-    canned = pb.ReportFailureResponse(
-        decision=pb.RecoveryDecision(
-            decision_id="0" * 32,
-            action=pb.RECOVERY_ACTION_RETRY,
-            reason="echo " * 20,
-            llm_message="echo " * 40,
-            user_message="echo " * 10,
+    def __init__(self, command: list[str], cwd: Path) -> None:
+        self.process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=checkout_env(cwd),
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
-    )
+        self.address = ""
+        self.lines: list[str] = []
+        self._ready = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        if not self._ready.wait(START_TIMEOUT) or not self.address:
+            self.stop()
+            raise RuntimeError(f"{command} did not start:\n{self.stderr}")
 
-    class Echo(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: ignore[misc]
-        async def ReportFailure(self, request: object, context: object) -> object:  # noqa: N802
-            return canned
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
 
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    errord_pb2_grpc.add_ErrorHandlerServiceServicer_to_server(Echo(), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    print(f"echo serving on 127.0.0.1:{port},", file=sys.stderr, flush=True)
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    await stop.wait()
-    await server.stop(1)
-
-
-def start_echo() -> DaemonProcess:
-    return spawn([sys.executable, "-m", "tests.benchmarks.report_failure", "--echo-server"])
-
-
-def report(results: list[Result]) -> None:
-    baseline = results[0].throughput
-    print(
-        f"{'server':<8} {'requests':>8} {'req/s':>8} {'x echo':>7} {'p50 ms':>7} "
-        f"{'p95 ms':>7} {'p99 ms':>7} {'CPU us/req':>10} {'peak RSS MiB':>12}"
-    )
-    for result in results:
-        print(
-            f"{result.name:<8} {result.requests:>8} {result.throughput:>8.0f} "
-            f"{result.throughput / baseline:>7.2f} {result.percentile(0.5):>7.2f} "
-            f"{result.percentile(0.95):>7.2f} {result.percentile(0.99):>7.2f} "
-            f"{result.cpu_seconds / result.requests * 1e6:>10.0f} "
-            f"{result.peak_rss_kib / 1024:>12.1f}"
-        )
-    print(f"mean latency errord: {statistics.fmean(results[-1].latencies) * 1000:.2f} ms")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=20_000)
-    parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.echo_server:
-        asyncio.run(echo_server())
-        return
-    results = []
-    echo = start_echo()
-    try:
-        results.append(measure("echo", echo, args.requests, args.concurrency))
-    finally:
-        echo.terminate()
-    with tempfile.TemporaryDirectory() as directory:
-        database = Path(directory) / "errord.db"
-        daemon = start_process("--listen", "127.0.0.1:0", "--db", str(database))
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
         try:
-            results.append(measure("errord", daemon, args.requests, args.concurrency))
-        finally:
-            daemon.terminate()
-        size = sum(path.stat().st_size for path in Path(directory).iterdir())
-        print(f"database files after the run: {size / 1024:.0f} KiB")
-    report(results)
+            self.process.wait(START_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._reader.join(START_TIMEOUT)
+        assert self.process.stderr is not None
+        self.process.stderr.close()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+            match = SERVING.search(line)
+            if match and not self.address:
+                self.address = match[1]
+                self._ready.set()
+        self._ready.set()
+
+
+def errord_origin(root: Path) -> str:
+    """Where ``python -m errord`` in ``root`` imports errord from, and that checkout's commit."""
+    probe = [sys.executable, "-c", "import errord.app, errord; print(errord.__file__)"]
+    found = subprocess.run(
+        probe, cwd=root, env=checkout_env(root), capture_output=True, text=True, check=False
+    )
+    if found.returncode != 0:
+        raise SystemExit(f"errord in {root} does not import:\n{found.stderr}")
+    commit = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return f"{Path(found.stdout.strip()).parent} (commit {commit or 'unknown'})"
+
+
+def start_server(name: str, directory: Path, errord_root: Path) -> Server:
+    home = directory / name
+    home.mkdir()
+    if name == "errord":
+        serve = ["serve", "--listen", "127.0.0.1:0", "--db", str(home / "errord.db")]
+        return Server([sys.executable, "-m", "errord", *serve], errord_root)
+    command = [sys.executable, "-m", "tests.benchmarks.servers", name]
+    if name == "durable-echo":
+        command += ["--db", str(home / "rows.db")]
+    return Server(command, ROOT)
+
+
+@contextlib.contextmanager
+def running_servers(options: Options, directory: Path) -> Iterator[dict[str, Server]]:
+    """Every chosen server, started once, stopped when the block ends."""
+    with contextlib.ExitStack() as stack:
+        servers: dict[str, Server] = {}
+        for name in options.servers:
+            servers[name] = start_server(name, directory, options.errord_root)
+            stack.callback(servers[name].stop)
+        yield servers
+
+
+def measure(server: Server, load: Load, options: Options) -> Measurement:
+    """Run one load generator against ``server``; its measurement."""
+    timing = ["--warmup", str(options.warmup), "--duration", str(options.duration)]
+    command = [sys.executable, "-m", "tests.benchmarks.loadgen", server.address]
+    command += ["--pid", str(server.process.pid), *timing, *load.argv]
+    done = subprocess.run(
+        command,
+        env=checkout_env(ROOT),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=options.warmup + options.duration + 120,
+    )
+    if done.returncode != 0 or server.process.poll() is not None:
+        raise RuntimeError(
+            f"{load.title} failed:\n{done.stderr}\nserver stderr:\n{server.stderr[-4000:]}"
+        )
+    return cast(Measurement, json.loads(done.stdout))
+
+
+# Rounds.
+
+
+def rotated(names: Sequence[str], number: int) -> list[str]:
+    shift = number % len(names)
+    return [*names[shift:], *names[:shift]]
+
+
+def run_rounds(servers: dict[str, Server], loads: Sequence[Load], options: Options) -> list[Record]:
+    """Every load on every server, round after round, one server at a time."""
+    records: list[Record] = []
+    for number in range(1, options.rounds + 1):
+        for name in rotated(options.servers, number - 1):
+            for load in loads:
+                record = Record(number, name, load, measure(servers[name], load, options))
+                progress(record, options.rounds)
+                records.append(record)
+    return records
+
+
+def progress(record: Record, rounds: int) -> None:
+    figures = record.measurement
+    print(
+        f"round {record.round}/{rounds} {record.server:<12} {record.load.title:<28} "
+        f"{figures['throughput']:7.0f} req/s  p99 {figures['p99_ms']:7.2f} ms",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def open_rate(records: Sequence[Record]) -> float:
+    """OPEN_SHARE of echo's median closed-loop throughput at the highest concurrency."""
+    return OPEN_SHARE * median(records, "echo", Load("closed", max(CONCURRENCIES)), "throughput")
+
+
+def benchmark(options: Options) -> tuple[float, list[Record]]:
+    """The open-loop rate and every record of the run."""
+    closed = [Load("closed", concurrency) for concurrency in CONCURRENCIES]
+    with (
+        tempfile.TemporaryDirectory(prefix="errord-bench-") as directory,
+        running_servers(options, Path(directory)) as servers,
+    ):
+        records = run_rounds(servers, closed, options)
+        rate = options.rate or open_rate(records)
+        records += run_rounds(servers, [Load("open", rate)], options)
+    return rate, records
+
+
+# Report.
+
+
+def figure(record: Record, key: str) -> float:
+    figures: Mapping[str, object] = record.measurement
+    value = figures[key]
+    assert isinstance(value, int | float), key
+    return float(value)
+
+
+def values(records: Sequence[Record], server: str, load: Load, key: str) -> list[float]:
+    """One figure of every round, for one server and load."""
+    return [
+        figure(record, key) for record in records if record.server == server and record.load == load
+    ]
+
+
+def median(records: Sequence[Record], server: str, load: Load, key: str) -> float:
+    """The median over rounds; NaN when ``server`` was not measured."""
+    found = values(records, server, load, key)
+    return statistics.median(found) if found else math.nan
+
+
+def headline(load: Load) -> tuple[str, str]:
+    """The figure a load measures: throughput in a closed loop, p99 latency in an open one."""
+    return ("throughput", "throughput") if load.mode == "closed" else ("p99_ms", "p99")
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Names left-aligned in the first column, figures right-aligned in the others."""
+    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        name, *figures = cells
+        padded = [name.ljust(widths[0])]
+        padded += [cell.rjust(width) for cell, width in zip(figures, widths[1:], strict=True)]
+        return "| " + " | ".join(padded) + " |"
+
+    rule = [":" + "-" * (widths[0] + 1), *("-" * (width + 1) + ":" for width in widths[1:])]
+    return "\n".join([line(header), "|" + "|".join(rule) + "|", *(line(row) for row in rows)])
+
+
+COLUMNS: dict[str, tuple[str, str]] = {
+    "req/s": ("throughput", "{:.0f}"),
+    "p50 ms": ("p50_ms", "{:.2f}"),
+    "p99 ms": ("p99_ms", "{:.2f}"),
+    "p99.9 ms": ("p999_ms", "{:.2f}"),
+    "server CPU µs/req": ("server_cpu_us_per_request", "{:.0f}"),
+    "RSS MiB": ("server_vm_rss_kib", "{:.1f}"),
+    "peak RSS MiB": ("server_vm_hwm_kib", "{:.1f}"),
+    "generator CPU": ("generator_cpu_share", "{:.0%}"),
+}
+OPEN_COLUMNS: dict[str, tuple[str, str]] = {
+    f"late >{LATE_AFTER * 1000:.0f} ms": ("late", "{:.0f}"),
+    "send lag p99 ms": ("send_lag_p99_ms", "{:.2f}"),
+}
+
+
+STYLES = dict(COLUMNS.values())
+
+
+def spread(found: Sequence[float], style: str) -> str:
+    return f"{style.format(min(found))}-{style.format(max(found))}" if found else "n/a"
+
+
+def table(records: Sequence[Record], load: Load, servers: Sequence[str]) -> str:
+    """Medians over rounds, and the range of the load's headline figure."""
+    columns = COLUMNS | (OPEN_COLUMNS if load.mode == "open" else {})
+    key, figure = headline(load)
+    rows = []
+    for server in servers:
+        cells = [server]
+        for column, style in columns.values():
+            value = median(records, server, load, column)
+            cells.append(style.format(value / 1024 if column.endswith("_kib") else value))
+        cells.append(spread(values(records, server, load, key), STYLES[key]))
+        rows.append(cells)
+    return markdown_table(["server", *columns, f"{figure} min-max"], rows)
+
+
+def ratio(records: Sequence[Record], load: Load, key: str, baseline: str) -> str:
+    value = median(records, "errord", load, key) / median(records, baseline, load, key)
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+def ratios(records: Sequence[Record], load: Load) -> str:
+    """errord over each baseline, for the load's headline figure and for CPU per request."""
+    lines = []
+    for key, figure in (headline(load), ("server_cpu_us_per_request", "server CPU/request")):
+        lines.append(
+            f"{figure}: errord/durable-echo = {ratio(records, load, key, 'durable-echo')}, "
+            f"errord/echo = {ratio(records, load, key, 'echo')}"
+        )
+    return "\n".join(lines)
+
+
+def notes(records: Sequence[Record]) -> list[str]:
+    """Anything that makes a figure doubtful: failed calls, a generator that fell behind."""
+    found = []
+    for record in records:
+        figures, where = record.measurement, f"round {record.round} {record.server}"
+        if figures["errors"]:
+            found.append(f"{where} {record.load.title}: failed calls {figures['errors']}")
+        if figures["late"] > BEHIND * max(1, figures["requests"]):
+            found.append(
+                f"{where} {record.load.title}: the load generator fell behind, "
+                f"{figures['late']} of {figures['requests']} requests sent late "
+                f"(max {figures['send_lag_max_ms']:.1f} ms)"
+            )
+    return found
+
+
+def report(records: Sequence[Record], rate: float, options: Options) -> str:
+    loads = list(dict.fromkeys(record.load for record in records))
+    servers = [name for name in SERVERS if name in options.servers]
+    parts = [
+        f"## {load.title}\n\n{table(records, load, servers)}\n\n{ratios(records, load)}\n"
+        for load in loads
+    ]
+    widest = Load("closed", max(CONCURRENCIES))
+    opened = Load("open", rate)
+    parts.append(rate_origin(rate, options))
+    parts.append(
+        f"throughput at {int(widest.level)} in flight: "
+        f"errord/durable-echo = {ratio(records, widest, 'throughput', 'durable-echo')}, "
+        f"errord/echo = {ratio(records, widest, 'throughput', 'echo')}\n"
+        f"open-loop p99 at {rate:.0f} req/s: "
+        f"errord/durable-echo = {ratio(records, opened, 'p99_ms', 'durable-echo')}"
+    )
+    return "\n".join(parts + [f"note: {note}" for note in notes(records)])
+
+
+def rate_origin(rate: float, options: Options) -> str:
+    if options.rate is not None:
+        return f"open-loop rate: {rate:.0f} req/s, as asked\n"
+    return (
+        f"open-loop rate: {rate:.0f} req/s, {OPEN_SHARE:.0%} of echo's median throughput at "
+        f"{max(CONCURRENCIES)} in flight; compare other runs with --rate {rate:.0f}\n"
+    )
+
+
+def header(options: Options) -> str:
+    response = canned_response().ByteSize()
+    return (
+        f"# ReportFailure benchmark, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}\n\n"
+        f"{os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"rounds: {options.rounds} (tables show medians), {options.warmup:g} s warm-up and "
+        f"{options.duration:g} s measured per point\n"
+        f"errord code: {errord_origin(options.errord_root)}\n"
+        f"echo answer: a canned ReportFailureResponse of {response} bytes\n"
+    )
+
+
+def write_json(path: Path, options: Options, rate: float, records: Sequence[Record]) -> None:
+    document = {
+        "errord_root": str(options.errord_root),
+        "rounds": options.rounds,
+        "warmup_s": options.warmup,
+        "duration_s": options.duration,
+        "open_rate": rate,
+        "response_bytes": canned_response().ByteSize(),
+        "records": [
+            {"round": record.round, "server": record.server, **record.measurement}
+            for record in records
+        ],
+    }
+    path.write_text(json.dumps(document, indent=1) + "\n")
+
+
+# Command line.
+
+
+def server_list(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = sorted(set(names) - set(SERVERS))
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(SERVERS)}; got {text!r}")
+    return names
+
+
+def parse(argv: Sequence[str] | None = None) -> Options:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3, help="default: 3")
+    parser.add_argument("--warmup", type=float, default=1.0, metavar="SECONDS", help="per point")
+    parser.add_argument("--duration", type=float, default=4.0, metavar="SECONDS", help="per point")
+    parser.add_argument("--rate", type=float, help="open-loop req/s (default: 30%% of echo's)")
+    parser.add_argument(
+        "--servers",
+        "--only",
+        type=server_list,
+        default=SERVERS,
+        metavar="NAMES",
+        help=f"comma-separated, from {','.join(SERVERS)} (default: all)",
+    )
+    parser.add_argument("--errord-root", type=Path, default=ROOT, metavar="PATH")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write every round's figures")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s points")
+    args = parser.parse_args(argv)
+    if args.rate is None and "echo" not in args.servers:
+        parser.error("without echo among the servers, --rate is needed")
+    if args.quick:
+        args.rounds, args.warmup, args.duration = 1, 0.3, 1.0
+    return Options(
+        args.rounds,
+        args.warmup,
+        args.duration,
+        args.rate,
+        args.servers,
+        args.errord_root.resolve(),
+        args.json,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    options = parse(argv)
+    print(header(options), flush=True)
+    rate, records = benchmark(options)
+    print(report(records, rate, options))
+    if options.json_path:
+        write_json(options.json_path, options, rate, records)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,53 @@
+"""The benchmarks run: the harness against the real daemon, and the engine micro-benchmark.
+
+Smoke runs only: they check that every figure is produced, never how fast anything is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, subprocess_env
+
+
+def run(*args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+
+
+def test_the_benchmark_compares_errord_with_both_echo_servers(tmp_path: Path) -> None:
+    output = tmp_path / "figures.json"
+    text = run(
+        "tests.benchmarks.report_failure",
+        "--quick",
+        "--warmup", "0.2",
+        "--duration", "0.5",
+        "--rate", "50",
+        "--json", str(output),
+    )  # fmt: skip
+    assert "throughput at 64 in flight: errord/durable-echo = " in text
+    assert "open-loop p99 at 50 req/s: errord/durable-echo = " in text
+    records = json.loads(output.read_text())["records"]
+    points = {(r["server"], r["mode"], r["concurrency"] or r["rate"]) for r in records}
+    assert points == {
+        (server, mode, level)
+        for server in ("errord", "echo", "durable-echo")
+        for mode, level in [("closed", 1), ("closed", 16), ("closed", 64), ("open", 50)]
+    }
+    assert all(not r["errors"] and r["server_cpu_us_per_request"] > 0 for r in records)
+
+
+def test_the_engine_micro_benchmark_reports_each_step() -> None:
+    text = run("tests.benchmarks.engine", "--reports", "200")
+    for step in ("decide", "reserve+stage+commit", "encode rows", "convert", "total"):
+        assert f"{step} " in text
