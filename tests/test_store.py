@@ -207,6 +207,31 @@ async def test_more_units_than_a_batch_holds_are_split_and_all_committed(store: 
     assert len(await store.turn_events("turn-1")) == count
 
 
+async def test_a_batch_too_large_for_one_statement_is_one_transaction_all_the_same(
+    store: Store, db_path: Path
+) -> None:
+    """1000 units of 4 events and 4 state rows each: 8000 rows, two statements' worth."""
+    query(
+        db_path,
+        "CREATE TRIGGER reject BEFORE INSERT ON state WHEN NEW.key = '\"turn-999\"'"
+        " BEGIN SELECT RAISE(ABORT, 'the last row of the batch'); END",
+    )
+
+    def unit(n: int) -> list[EventDetail]:
+        turn = f"turn-{n}"
+        return [TurnBegan(turn_id=turn), *(outcome(call, turn_id=turn) for call in "abc")]
+
+    results = await asyncio.gather(
+        *(record(store, *unit(n)) for n in range(1000)), return_exceptions=True
+    )
+    assert all(isinstance(result, StoreError) for result in results)
+    assert query(db_path, "SELECT COUNT(*) FROM events") == [(0,)]
+    query(db_path, "DROP TRIGGER reject")
+    await asyncio.gather(*(record(store, *unit(n)) for n in range(1000)))
+    assert query(db_path, "SELECT COUNT(*) FROM events") == [(4000,)]
+    assert query(db_path, "SELECT COUNT(*) FROM state") == [(4000,)]
+
+
 async def test_on_commit_sees_the_committed_events_in_sequence_order(
     db_path: Path, clock: FakeClock
 ) -> None:

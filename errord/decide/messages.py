@@ -81,51 +81,34 @@ the tool asked for the delay, for ESCALATE whether the tool has alternatives."""
 
 DEFAULT_POLICY_NOTE = " {tool} has no manifest; the default policy applied."
 
+_TRANSIENT = "{tool} is failing for now; do not call it again in this turn.\n"
+_PERMANENT = "Retrying cannot fix this; do not call {tool} again with these arguments.\n"
+_CALLER = (
+    "{schema_hints}Retrying the same call will fail again. Correct the arguments and call "
+    "{tool} again, or ask the user for the missing information."
+)
+_SWITCH = "Use {alternative} instead, with equivalent arguments."
+_GO_ON = "Continue without its result if you can, or tell the user it is unavailable."
+_UNKNOWN_TOOL = (
+    "There is no tool named {tool}. Available tools: {known_tools}.\n"
+    "Call one of the available tools instead."
+)
+
 LLM_GUIDANCE: dict[tuple[Action, Cause], str] = {
     (Action.RETRY, Cause.TRANSIENT): (
         "The call will be retried as it is in {delay_ms} ms (attempt {next_attempt}); "
         "do not change it."
     ),
-    (Action.USE_ALTERNATIVE, Cause.TRANSIENT): (
-        "{tool} is failing for now; do not call it again in this turn.\n"
-        "Use {alternative} instead, with equivalent arguments."
-    ),
-    (Action.USE_ALTERNATIVE, Cause.PERMANENT): (
-        "Retrying cannot fix this; do not call {tool} again with these arguments.\n"
-        "Use {alternative} instead, with equivalent arguments."
-    ),
-    (Action.USE_ALTERNATIVE, Cause.AUTH): (
-        "{tool} is not authorized; do not call it again in this turn.\n"
-        "Use {alternative} instead, with equivalent arguments."
-    ),
-    (Action.USE_ALTERNATIVE, Cause.CALLER): (
-        "{schema_hints}Retrying the same call will fail again. Correct the arguments and call "
-        "{tool} again, or ask the user for the missing information.\n"
-        "Use {alternative} instead, with equivalent arguments."
-    ),
-    (Action.USE_ALTERNATIVE, Cause.UNKNOWN_TOOL): (
-        "There is no tool named {tool}. Use {alternative} instead, with equivalent arguments."
-    ),
-    (Action.ESCALATE, Cause.TRANSIENT): (
-        "{tool} is failing for now; do not call it again in this turn.\n"
-        "Continue without its result if you can, or tell the user it is unavailable."
-    ),
-    (Action.ESCALATE, Cause.PERMANENT): (
-        "Retrying cannot fix this; do not call {tool} again with these arguments.\n"
-        "Continue without its result if you can, or tell the user it is unavailable."
-    ),
-    (Action.ESCALATE, Cause.AUTH): (
-        "{tool} is not authorized; do not call it again in this turn.\n"
-        "Continue without its result if you can, or tell the user it is unavailable."
-    ),
-    (Action.ESCALATE, Cause.CALLER): (
-        "{schema_hints}Retrying the same call will fail again. Correct the arguments and call "
-        "{tool} again, or ask the user for the missing information."
-    ),
-    (Action.ESCALATE, Cause.UNKNOWN_TOOL): (
-        "There is no tool named {tool}. Available tools: {known_tools}.\n"
-        "Call one of the available tools instead."
-    ),
+    (Action.USE_ALTERNATIVE, Cause.TRANSIENT): _TRANSIENT + _SWITCH,
+    (Action.USE_ALTERNATIVE, Cause.PERMANENT): _PERMANENT + _SWITCH,
+    (Action.USE_ALTERNATIVE, Cause.AUTH): _PERMANENT + _SWITCH,
+    (Action.USE_ALTERNATIVE, Cause.CALLER): _CALLER + "\n" + _SWITCH,
+    (Action.USE_ALTERNATIVE, Cause.UNKNOWN_TOOL): _UNKNOWN_TOOL,
+    (Action.ESCALATE, Cause.TRANSIENT): _TRANSIENT + _GO_ON,
+    (Action.ESCALATE, Cause.PERMANENT): _PERMANENT + _GO_ON,
+    (Action.ESCALATE, Cause.AUTH): _PERMANENT + _GO_ON,
+    (Action.ESCALATE, Cause.CALLER): _CALLER,
+    (Action.ESCALATE, Cause.UNKNOWN_TOOL): _UNKNOWN_TOOL,
 }
 """What the model should do next, keyed on the action and the kind of failure."""
 

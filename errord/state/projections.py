@@ -14,7 +14,7 @@ from errord.decide.events import TraceEvent
 from errord.decide.model import CallKey
 from errord.state.calls import CallFold, CallState
 from errord.state.projection import Projection, Staged
-from errord.state.store.rows import StateRow, state_row
+from errord.state.store.rows import WriteRow, state_row
 from errord.state.turns import TurnFold, TurnState
 
 DEFAULT_CAPACITY = 100_000
@@ -28,7 +28,7 @@ class StagedBatch:
 
     staged: tuple[Staged[Any, Any], ...]
 
-    def rows(self, sequence: int) -> list[StateRow]:
+    def rows(self, sequence: int) -> list[WriteRow]:
         return [
             state_row(part.projection.name, key, state, sequence)
             for part in self.staged

@@ -50,18 +50,15 @@ class OwnerLock:
 
 
 async def connect(path: Path) -> aiosqlite.Connection:
-    """A connection to ``path`` in WAL mode with synchronous=FULL.
-
-    Python's implicit transactions: a batch's first INSERT begins its
-    transaction, ``commit()`` ends it; every statement is a thread hop.
-    """
+    """A connection to ``path`` in WAL mode with synchronous=FULL, in autocommit mode:
+    every statement is its own transaction unless BEGIN opened one."""
     if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
         needed = ".".join(map(str, MINIMUM_SQLITE))
         raise StoreError(
             f"{path}: SQLite {sqlite3.sqlite_version} is too old; errord needs {needed}"
         )
     try:
-        db = await aiosqlite.connect(path, isolation_level="DEFERRED")
+        db = await aiosqlite.connect(path, isolation_level=None)
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
     try:

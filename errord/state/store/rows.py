@@ -8,13 +8,13 @@ from errord.decide.events import TraceEvent
 from errord.errors import StoreError
 from errord.state import codec
 
-EventRow: TypeAlias = tuple[int, str, str, str, str, bytes]
-"""(sequence, kind, turn_id, dedup_key, recorded_at, body): a row of ``events``."""
-StateRow: TypeAlias = tuple[str, str, int, bytes]
-"""(projection, key, sequence, body): a row of ``state``."""
+WriteRow: TypeAlias = tuple[int, str | None, str | None, str, str | None, bytes, str | None]
+"""A row of the ``writes`` view: (sequence, kind, turn_id, key, recorded_at, body,
+projection). An event has no projection; a state row has no kind, turn or time."""
+WRITE_COLUMNS = "(sequence, kind, turn_id, key, recorded_at, body, projection)"
 
 
-def event_row(event: TraceEvent) -> EventRow:
+def event_row(event: TraceEvent) -> WriteRow:
     detail = event.detail
     return (
         event.sequence,
@@ -23,6 +23,7 @@ def event_row(event: TraceEvent) -> EventRow:
         dedup_key(event),
         codec.time_to_text(event.time),
         codec.encode(detail),
+        None,
     )
 
 
@@ -40,8 +41,9 @@ def event_of(row: Any) -> TraceEvent:
         raise StoreError(f"trace event {sequence} cannot be read: {exc}") from exc
 
 
-def state_row(projection: str, key: Any, state: Any, sequence: int) -> StateRow:
-    return (projection, state_key(key), sequence, codec.encode(state))
+def state_row(projection: str, key: Any, state: Any, sequence: int) -> WriteRow:
+    """The state of ``key``, as changed last by the batch ending at ``sequence``."""
+    return (sequence, None, None, state_key(key), None, codec.encode(state), projection)
 
 
 def state_key(key: Any) -> str:

@@ -10,7 +10,8 @@ rebuilt by folding every event of the trace.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -21,7 +22,7 @@ from errord.errors import StoreError
 from errord.state import codec
 from errord.state.projection import Projection
 from errord.state.store.connection import pragma
-from errord.state.store.rows import event_of, state_row
+from errord.state.store.rows import WRITE_COLUMNS, event_of, state_row
 
 Migration = str | Callable[[aiosqlite.Connection], Awaitable[None]]
 
@@ -40,6 +41,7 @@ CREATE_TRACE_EVENTS: Final = """
     CREATE INDEX trace_events_by_turn ON trace_events (turn_id, sequence);
 """
 """Version 1 (errord 0.1): every event is an attempt of a call."""
+
 
 CREATE_EVENTS_AND_STATE: Final = """
     CREATE TABLE events (
@@ -64,6 +66,19 @@ CREATE_EVENTS_AND_STATE: Final = """
         name    TEXT    PRIMARY KEY,
         version INTEGER NOT NULL
     ) WITHOUT ROWID;
+    -- A batch of units of work is one INSERT into this view: its trigger routes each
+    -- row to events (projection NULL) or to state. One statement is one transaction,
+    -- all or nothing, so a batch costs one round trip to SQLite and one fsync.
+    CREATE VIEW writes (sequence, kind, turn_id, key, recorded_at, body, projection) AS
+        SELECT sequence, kind, turn_id, dedup_key, recorded_at, body, NULL FROM events WHERE 0;
+    CREATE TRIGGER writes_route INSTEAD OF INSERT ON writes BEGIN
+        INSERT INTO events (sequence, kind, turn_id, dedup_key, recorded_at, body)
+            SELECT NEW.sequence, NEW.kind, NEW.turn_id, NEW.key, NEW.recorded_at, NEW.body
+            WHERE NEW.projection IS NULL;
+        INSERT OR REPLACE INTO state (projection, key, sequence, body)
+            SELECT NEW.projection, NEW.key, NEW.sequence, NEW.body
+            WHERE NEW.projection IS NOT NULL;
+    END;
 """
 
 
@@ -144,7 +159,7 @@ async def _rebuild(db: aiosqlite.Connection, stale: Sequence[Projection[Any, Any
     for projection, states in zip(stale, await fold_trace(db, stale), strict=True):
         await db.execute("DELETE FROM state WHERE projection = ?", (projection.name,))
         await db.executemany(
-            "INSERT INTO state (projection, key, sequence, body) VALUES (?, ?, ?, ?)",
+            f"INSERT INTO writes {WRITE_COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?)",
             (state_row(projection.name, key, state, last) for key, state in states.items()),
         )
         await db.execute(
@@ -172,8 +187,15 @@ async def _in_transaction(db: aiosqlite.Connection, work: Callable[[], Awaitable
     await db.commit()
 
 
-def _statements(script: str) -> Iterable[str]:
-    return (statement for statement in script.split(";") if statement.strip())
+def _statements(script: str) -> Iterator[str]:
+    """The complete SQL statements of ``script``, triggers' bodies kept whole."""
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                yield pending
+            pending = ""
 
 
 def _report_key(turn_id: str, call_id: str, tool: str, attempt: int) -> str:

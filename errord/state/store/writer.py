@@ -24,12 +24,12 @@ import aiosqlite
 from errord.decide.events import TraceEvent
 from errord.errors import StoreError
 from errord.state.projection import Projection
-from errord.state.store.rows import StateRow, event_row
+from errord.state.store.rows import WRITE_COLUMNS, WriteRow, event_row
 
 LOG = logging.getLogger(__name__)
 
-ROWS_PER_STATEMENT: Final = 1000
-"""Rows inserted by one statement: at most 6000 bound values, within SQLite's 32766."""
+ROWS_PER_STATEMENT: Final = 4000
+"""Rows written by one statement: at most 28000 bound values, within SQLite's 32766."""
 MAX_BATCH: Final = 1000
 """Units of work committed by one transaction."""
 
@@ -40,7 +40,7 @@ T = TypeVar("T")
 class Staging(Protocol):
     """A batch's state changes, staged but not yet committed."""
 
-    def rows(self, sequence: int) -> list[StateRow]:
+    def rows(self, sequence: int) -> list[WriteRow]:
         """The state rows to write, marked as changed by ``sequence``."""
         ...
 
@@ -150,22 +150,33 @@ class GroupCommitWriter:
             _resolve(unit.done, None)
 
     async def _write(self, events: Sequence[TraceEvent]) -> None:
-        """Insert ``events`` and the state rows they change, commit, then apply the state."""
+        """Write ``events`` and the state rows they change, commit, then apply the state.
+
+        The connection commits each statement on its own (autocommit), so a batch
+        that fits one statement is one transaction and one thread hop; a larger one
+        is wrapped in BEGIN and COMMIT.
+        """
         staging = self._state.stage(events)
-        state_rows = staging.rows(events[-1].sequence)
+        rows = [event_row(event) for event in events]
+        rows += staging.rows(events[-1].sequence)
         async with self._lock:
-            try:
-                for rows in _chunks([event_row(event) for event in events]):
-                    await self._db.execute(_insert_events(len(rows)), _flat(rows))
-                for changes in _chunks(state_rows):
-                    await self._db.execute(_upsert_state(len(changes)), _flat(changes))
-                await self._db.commit()
-            except BaseException:
-                await self._db.rollback()
-                raise
+            if len(rows) <= ROWS_PER_STATEMENT:
+                await self._db.execute(_insert_writes(len(rows)), _flat(rows))
+            else:
+                await self._write_in_transaction(rows)
         self.batches_committed += 1
         self._state.commit(staging, events)
         self._notify(events)
+
+    async def _write_in_transaction(self, rows: list[WriteRow]) -> None:
+        await self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for chunk in _chunks(rows):
+                await self._db.execute(_insert_writes(len(chunk)), _flat(chunk))
+        except BaseException:
+            await self._db.rollback()
+            raise
+        await self._db.commit()
 
     def _fail(self, units: list[Unit], events: Sequence[TraceEvent], error: Exception) -> None:
         self._state.release(events)
@@ -206,15 +217,6 @@ def _flat(rows: Sequence[tuple[object, ...]]) -> list[object]:
 
 
 @functools.cache
-def _insert_events(rows: int) -> str:
-    values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * rows)
-    return (
-        "INSERT INTO events (sequence, kind, turn_id, dedup_key, recorded_at, body) "
-        f"VALUES {values}"
-    )
-
-
-@functools.cache
-def _upsert_state(rows: int) -> str:
-    values = ", ".join(["(?, ?, ?, ?)"] * rows)
-    return f"INSERT OR REPLACE INTO state (projection, key, sequence, body) VALUES {values}"
+def _insert_writes(rows: int) -> str:
+    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * rows)
+    return f"INSERT INTO writes {WRITE_COLUMNS} VALUES {values}"
