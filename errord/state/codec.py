@@ -37,9 +37,15 @@ def decode_detail(body: bytes | str) -> EventDetail:
     return detail
 
 
+_decoders: dict[type[Any], Callable[[bytes | str], Any]] = {}
+
+
 def decoder(kind: type[T]) -> Callable[[bytes | str], T]:
-    """A decoding function for records of ``kind``."""
-    return msgspec.json.Decoder(kind).decode
+    """A decoding function for records of ``kind``, built once per kind."""
+    decode = _decoders.get(kind)
+    if decode is None:
+        decode = _decoders[kind] = msgspec.json.Decoder(kind).decode
+    return decode
 
 
 def time_to_text(moment: datetime) -> str:

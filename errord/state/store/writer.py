@@ -128,25 +128,16 @@ class GroupCommitWriter:
         except sqlite3.IntegrityError as exc:
             if not _is_duplicate(exc):
                 self._fail(batch, events, exc)
-                return
-            # An event whose key memory did not hold (its call was evicted): find which.
-            for unit in batch:
-                await self._commit_alone(unit)
+            elif len(batch) == 1:
+                self._fail(batch, events, DuplicateEvent())
+            else:  # an event whose key memory did not hold (dropped for room): find which
+                for unit in batch:
+                    await self._commit([unit])
             return
         except Exception as exc:
             self._fail(batch, events, exc)
             return
         for unit in batch:
-            _resolve(unit.done, None)
-
-    async def _commit_alone(self, unit: Unit) -> None:
-        try:
-            await self._write(unit.events)
-        except sqlite3.IntegrityError as exc:
-            self._fail([unit], unit.events, DuplicateEvent() if _is_duplicate(exc) else exc)
-        except Exception as exc:
-            self._fail([unit], unit.events, exc)
-        else:
             _resolve(unit.done, None)
 
     async def _write(self, events: Sequence[TraceEvent]) -> None:
