@@ -31,43 +31,38 @@ class _Event(Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="k
     kind: ClassVar[EventKind]
 
 
-class FailureEvent(_Event, frozen=True, tag=EventKind.FAILURE.value):
+class _OfAnAttempt:
+    """A call event names its turn, its call and, as its key, the attempt it reports on."""
+
+    __slots__ = ()
+    report: FailureReport | OutcomeReport
+
+    @property
+    def turn_id(self) -> str:
+        return self.report.turn_id
+
+    @property
+    def call(self) -> CallKey:
+        return CallKey(self.report.turn_id, self.report.call_id)
+
+    @property
+    def dedup_key(self) -> ReportKey:
+        return self.report.key
+
+
+class FailureEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.FAILURE.value):
     """A reported failure (arguments redacted) with the decision given."""
 
     kind = EventKind.FAILURE
     report: FailureReport
     decision: Decision
 
-    @property
-    def turn_id(self) -> str:
-        return self.report.turn_id
 
-    @property
-    def call(self) -> CallKey:
-        return CallKey(self.report.turn_id, self.report.call_id)
-
-    @property
-    def dedup_key(self) -> ReportKey:
-        return self.report.key
-
-
-class OutcomeEvent(_Event, frozen=True, tag=EventKind.OUTCOME.value):
+class OutcomeEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.OUTCOME.value):
     """A reported outcome of one attempt."""
 
     kind = EventKind.OUTCOME
     report: OutcomeReport
-
-    @property
-    def turn_id(self) -> str:
-        return self.report.turn_id
-
-    @property
-    def call(self) -> CallKey:
-        return CallKey(self.report.turn_id, self.report.call_id)
-
-    @property
-    def dedup_key(self) -> ReportKey:
-        return self.report.key
 
 
 class TurnBegan(_Event, frozen=True, tag=EventKind.TURN_BEGAN.value):
