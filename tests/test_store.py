@@ -377,3 +377,24 @@ async def test_a_database_is_owned_by_one_store_at_a_time(tmp_path: Path) -> Non
     await first.close()
     second = await open_store(path, FakeClock())
     await second.close()
+
+
+async def test_state_rows_of_a_changed_fold_are_rebuilt_from_the_trace_at_open(
+    db_path: Path, clock: FakeClock
+) -> None:
+    """A projection whose recorded fold version differs from the code's gets its rows
+    rebuilt by folding every event, here after they were lost altogether."""
+    async with await open_store(db_path, clock) as store:
+        await record(store, TurnBegan(turn_id="turn-1"), failure(), outcome())
+        await record(store, failure("call-2", attempt=2))
+    rows_before = query(db_path, "SELECT projection, key, body FROM state ORDER BY 1, 2")
+    query(db_path, "DELETE FROM state")
+    query(db_path, "UPDATE projections SET version = 0")
+    state = Projections()
+    async with await Store.open(db_path, clock, state) as store:
+        assert [p.snapshot() for p in state.all] == await store.fold_trace(state.all)
+    assert query(db_path, "SELECT projection, key, body FROM state ORDER BY 1, 2") == rows_before
+    assert query(db_path, "SELECT name, version FROM projections ORDER BY 1") == [
+        ("call", 1),
+        ("turn", 1),
+    ]
