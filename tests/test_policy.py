@@ -281,3 +281,11 @@ def test_when_every_alternative_failed_the_call_escalates_and_says_why() -> None
     assert reason_of(ctx, verdict).endswith(
         "the alternatives (flight_b) already failed on this call, escalating."
     )
+
+
+def test_an_attempt_number_in_the_thousands_is_out_of_attempts_not_an_overflow() -> None:
+    action, _, reason = decide(attempt=10_000)
+    assert action is Action.ESCALATE
+    assert "attempt 10000 reached the limit of 5 attempts" in reason
+    many = ToolManifest(name="flight_search", retry_policy=RetryPolicy(max_attempts=10_000))
+    assert decide(attempt=5_000, manifest=many)[:2] == (Action.RETRY, 0.8)

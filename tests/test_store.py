@@ -398,3 +398,24 @@ async def test_state_rows_of_a_changed_fold_are_rebuilt_from_the_trace_at_open(
         ("call", 1),
         ("turn", 1),
     ]
+
+
+async def test_a_failed_commit_leaves_no_transaction_open_for_the_next_batch(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite may keep a transaction open when COMMIT fails (busy, I/O error): the next
+    batch must not run inside it and be answered without being durable."""
+    store = await open_store(db_path, clock)
+    real_commit = store._db.commit  # the store's one connection: the seam of this fault
+
+    async def commit_fails_once() -> None:
+        monkeypatch.setattr(store._db, "commit", real_commit)
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store._db, "commit", commit_fails_once)
+    big = [TurnBegan(turn_id=f"turn-{n}") for n in range(5000)]  # two statements' worth
+    with pytest.raises(StoreError, match="database is locked"):
+        await record(store, *big)
+    await record(store, failure("after"))
+    await store.close()
+    assert query(db_path, "SELECT COUNT(*) FROM events") == [(1,)]

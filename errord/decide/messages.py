@@ -103,7 +103,7 @@ LLM_GUIDANCE: dict[tuple[Action, Cause], str] = {
     (Action.USE_ALTERNATIVE, Cause.PERMANENT): _PERMANENT + _SWITCH,
     (Action.USE_ALTERNATIVE, Cause.AUTH): _PERMANENT + _SWITCH,
     (Action.USE_ALTERNATIVE, Cause.CALLER): _CALLER + "\n" + _SWITCH,
-    (Action.USE_ALTERNATIVE, Cause.UNKNOWN_TOOL): _UNKNOWN_TOOL,
+    (Action.USE_ALTERNATIVE, Cause.UNKNOWN_TOOL): "There is no tool named {tool}.\n" + _SWITCH,
     (Action.ESCALATE, Cause.TRANSIENT): _TRANSIENT + _GO_ON,
     (Action.ESCALATE, Cause.PERMANENT): _PERMANENT + _GO_ON,
     (Action.ESCALATE, Cause.AUTH): _PERMANENT + _GO_ON,

@@ -122,7 +122,11 @@ class ExponentialBackoff(Backoff):
     def __call__(self, context: DecisionContext) -> float:
         policy = context.manifest.retry_policy
         exponent = context.report.attempt - 1
-        delay = min(policy.initial_delay * policy.multiplier**exponent, policy.max_delay)
+        try:
+            grown = policy.initial_delay * policy.multiplier**exponent
+        except OverflowError:  # attempts in the thousands: far beyond any cap
+            grown = policy.max_delay
+        delay = min(grown, policy.max_delay)
         return delay * (1 + self._jitter.uniform(-policy.jitter, policy.jitter))
 
 

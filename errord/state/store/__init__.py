@@ -94,7 +94,7 @@ class Store:
             await migrate(db, path)
             await rebuild_stale(db, state.all)
             for projection in state.all:
-                await _load(db, projection)
+                await _load(db, projection, path)
             next_sequence = await _next_sequence(db)
         except BaseException as exc:
             await db.close()
@@ -146,11 +146,14 @@ class Store:
     async def state(self, projection: Projection[Any, Any], key: object) -> Any:
         """The committed state row of ``key``, or None; for keys memory no longer holds."""
         self._check_open()
-        async with self._lock:
-            rows = list(
-                await self._db.execute_fetchall(_STATE_ROW, (projection.name, state_key(key)))
-            )
-        return codec.decoder(projection.fold.state_type)(rows[0][0]) if rows else None
+        try:
+            async with self._lock:
+                rows = list(
+                    await self._db.execute_fetchall(_STATE_ROW, (projection.name, state_key(key)))
+                )
+            return codec.decoder(projection.fold.state_type)(rows[0][0]) if rows else None
+        except (sqlite3.Error, *codec.DecodeErrors) as exc:
+            raise StoreError(f"cannot read the {projection.name} state of {key!r}: {exc}") from exc
 
     async def fold_trace(self, projections: Sequence[Projection[Any, Any]]) -> list[dict[Any, Any]]:
         """Each projection's state, folded from the whole trace: what a rebuild would give."""
@@ -202,17 +205,21 @@ class Store:
         return [event_of(row) for row in rows]
 
 
-async def _load(db: aiosqlite.Connection, projection: Projection[Any, Any]) -> None:
+async def _load(db: aiosqlite.Connection, projection: Projection[Any, Any], path: Path) -> None:
     """Hold the most recently changed state rows, up to the projection's capacity."""
-    limit = projection.capacity + 1  # one more tells whether they all fit
+    capacity = projection.capacity
+    limit = capacity + 1  # one more tells whether they all fit
     rows = list(await db.execute_fetchall(_RECENT_STATE, (projection.name, limit)))
     decode_key = codec.decoder(projection.fold.key_type)
     decode_state = codec.decoder(projection.fold.state_type)
     complete = len(rows) < limit
-    projection.load(
-        ((decode_key(key), decode_state(body)) for key, body in rows[-projection.capacity :]),
-        complete=complete,
-    )
+    try:
+        states = [
+            (decode_key(key), decode_state(body)) for key, body in rows[-projection.capacity :]
+        ]
+    except codec.DecodeErrors as exc:
+        raise StoreError(f"a {projection.name} state row cannot be read: {exc}") from exc
+    projection.load(states, complete=complete)
 
 
 async def _next_sequence(db: aiosqlite.Connection) -> int:

@@ -181,10 +181,11 @@ async def _in_transaction(db: aiosqlite.Connection, work: Callable[[], Awaitable
     await db.execute("BEGIN IMMEDIATE")
     try:
         await work()
+        await db.commit()
     except BaseException:
-        await db.rollback()
+        if db.in_transaction:
+            await db.rollback()
         raise
-    await db.commit()
 
 
 def _statements(script: str) -> Iterator[str]:

@@ -123,8 +123,9 @@ class GroupCommitWriter:
 
     async def _commit(self, batch: list[Unit]) -> None:
         events = [event for unit in batch for event in unit.events]
+        staging = self._state.stage(events)
         try:
-            await self._write(events)
+            await self._write(events, staging)
         except sqlite3.IntegrityError as exc:
             if not _is_duplicate(exc):
                 self._fail(batch, events, exc)
@@ -137,37 +138,43 @@ class GroupCommitWriter:
         except Exception as exc:
             self._fail(batch, events, exc)
             return
+        self.batches_committed += 1
+        self._apply(staging, events)
         for unit in batch:
             _resolve(unit.done, None)
 
-    async def _write(self, events: Sequence[TraceEvent]) -> None:
-        """Write ``events`` and the state rows they change, commit, then apply the state.
+    async def _write(self, events: Sequence[TraceEvent], staging: Staging) -> None:
+        """Write ``events`` and the state rows they change in one transaction.
 
         The connection commits each statement on its own (autocommit), so a batch
         that fits one statement is one transaction and one thread hop; a larger one
-        is wrapped in BEGIN and COMMIT.
+        is wrapped in BEGIN and COMMIT. Whatever fails, no transaction is left open:
+        the next batch must not run inside it.
         """
-        staging = self._state.stage(events)
         rows = [event_row(event) for event in events]
         rows += staging.rows(events[-1].sequence)
         async with self._lock:
-            if len(rows) <= ROWS_PER_STATEMENT:
-                await self._db.execute(_insert_writes(len(rows)), _flat(rows))
-            else:
-                await self._write_in_transaction(rows)
-        self.batches_committed += 1
-        self._state.commit(staging, events)
-        self._notify(events)
+            try:
+                if len(rows) <= ROWS_PER_STATEMENT:
+                    await self._db.execute(_insert_writes(len(rows)), _flat(rows))
+                else:
+                    await self._db.execute("BEGIN IMMEDIATE")
+                    for chunk in _chunks(rows):
+                        await self._db.execute(_insert_writes(len(chunk)), _flat(chunk))
+                    await self._db.commit()
+            except BaseException:
+                if self._db.in_transaction:
+                    await self._db.rollback()
+                raise
 
-    async def _write_in_transaction(self, rows: list[WriteRow]) -> None:
-        await self._db.execute("BEGIN IMMEDIATE")
+    def _apply(self, staging: Staging, events: Sequence[TraceEvent]) -> None:
+        """Hand the committed batch to the state and the listeners. The events are
+        durable whatever happens here: a bug is logged, never turned into a failure."""
         try:
-            for chunk in _chunks(rows):
-                await self._db.execute(_insert_writes(len(chunk)), _flat(chunk))
-        except BaseException:
-            await self._db.rollback()
-            raise
-        await self._db.commit()
+            self._state.commit(staging, events)
+        except Exception:
+            LOG.exception("committed trace events could not be applied to the state")
+        self._notify(events)
 
     def _fail(self, units: list[Unit], events: Sequence[TraceEvent], error: Exception) -> None:
         self._state.release(events)
