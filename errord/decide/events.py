@@ -84,7 +84,6 @@ class TurnBegan(_Event, frozen=True, tag=EventKind.TURN_BEGAN.value):
 
 
 EventDetail: TypeAlias = FailureEvent | OutcomeEvent | TurnBegan
-CallEvent: TypeAlias = FailureEvent | OutcomeEvent
 
 
 class TraceEvent(Struct, frozen=True, gc=False):

@@ -37,10 +37,6 @@ class ManifestSnapshot:
         self.names = frozenset(by_name)
         """Every tool with a manifest."""
 
-    def get(self, tool: str) -> ToolManifest | None:
-        """The tool's manifest, or None when it has none."""
-        return self._by_name.get(tool)
-
     def manifest_for(self, tool: str) -> tuple[ToolManifest, bool]:
         """The tool's manifest, or a default one; and whether it is the default."""
         manifest = self._by_name.get(tool)

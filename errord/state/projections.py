@@ -59,6 +59,3 @@ class Projections:
         assert isinstance(staging, StagedBatch)
         for part in staging.staged:
             part.projection.commit(part.states, events)
-
-    def by_name(self, name: str) -> Projection[Any, Any]:
-        return next(projection for projection in self.all if projection.name == name)
