@@ -63,7 +63,7 @@ class ErrorHandler:
         Raises ReportConflict when the same key was recorded with a different error,
         StoreError when the decision could not be committed.
         """
-        held = await self._hold(report.key)
+        held = await self._hold(report.key, self._tools_read(report.tool))
         try:
             answer = self._answer_failure(report)
         finally:
@@ -75,7 +75,7 @@ class ErrorHandler:
 
         Raises ReportConflict when the same key was recorded with another outcome.
         """
-        held = await self._hold(report.key)
+        held = await self._hold(report.key, (report.tool,))
         try:
             answer = self._answer_outcome(report)
         finally:
@@ -112,7 +112,10 @@ class ErrorHandler:
         if call is not None and call.failure_recorded(report.tool, report.attempt):
             return self._recorded_failure(report)
         turn = self._state.turns.view(report.turn_id)
-        decided = self._engine.decide(report, self.manifests, call, turn, self._clock.now())
+        now = self._clock.now()
+        decided = self._engine.decide(
+            report, self.manifests, call, turn, now, self._state.breakers.view
+        )
         unit = self._submit(EventKind.FAILURE, report.key, decided.events)
         return self._new_failure(report, decided.decision, unit)
 
@@ -124,7 +127,10 @@ class ErrorHandler:
         call = self._state.calls.view(report.key.call)
         if call is not None and call.outcome(report.tool, report.attempt) is not None:
             return self._recorded_outcome(report)
-        events = self._engine.outcome(report, self._state.turns.view(report.turn_id))
+        turn = self._state.turns.view(report.turn_id)
+        events = self._engine.outcome(
+            report, self.manifests, turn, self._clock.now(), self._state.breakers.view
+        )
         return self._new_outcome(report, self._submit(EventKind.OUTCOME, report.key, events))
 
     def _submit(self, kind: EventKind, key: ReportKey, events: tuple[EventDetail, ...]) -> Unit:
@@ -194,15 +200,25 @@ class ErrorHandler:
             raise ReportConflict(f"{describe(report.key)} was already recorded as {recorded}")
         return stored
 
-    async def _hold(self, key: ReportKey) -> _Held:
-        """Make sure the projections hold the call and the turn of ``key``.
+    def _tools_read(self, tool: str) -> tuple[str, ...]:
+        """The tools whose breakers a decision on ``tool`` reads: it and its alternatives."""
+        return (tool, *self.manifests.manifest_for(tool)[0].alternatives)
+
+    async def _hold(self, key: ReportKey, tools: tuple[str, ...]) -> _Held:
+        """Make sure the projections hold the call and the turn of ``key`` and the
+        breakers of ``tools``.
 
         In the steady state they do, and this returns at once, without awaiting.
-        When a projection dropped one of them for room, both are pinned (so that
-        no commit drops them meanwhile) and the missing one is read back; the
+        When a projection dropped one of them for room, all are pinned (so that
+        no commit drops them meanwhile) and the missing ones are read back; the
         caller decides, then lets go of the pins, without awaiting in between.
         """
-        wanted: _Held = ((self._state.calls, key.call), (self._state.turns, key.turn_id))
+        breakers = self._state.breakers
+        wanted: _Held = (
+            (self._state.calls, key.call),
+            (self._state.turns, key.turn_id),
+            *((breakers, tool) for tool in tools),
+        )
         missing = [(projection, k) for projection, k in wanted if projection.missing(k)]
         if not missing:
             return ()

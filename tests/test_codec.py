@@ -207,8 +207,8 @@ def test_missing_fields_with_defaults_decode_to_the_default_and_unknown_ones_are
 
 
 def test_an_unknown_kind_is_refused() -> None:
-    with pytest.raises(msgspec.ValidationError, match="'breaker'"):
-        codec.decode_detail(b'{"kind": "breaker"}')
+    with pytest.raises(msgspec.ValidationError, match="'memory_episode'"):
+        codec.decode_detail(b'{"kind": "memory_episode"}')
 
 
 OUTCOME = OutcomeReport(

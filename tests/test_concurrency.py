@@ -28,6 +28,7 @@ def errord(tmp_path: Path) -> Iterator[DaemonProcess]:
             tools:
               - name: search
                 retry_policy: {max_total_time_ms: 500, max_attempts: 8}
+                circuit_breaker: {failure_threshold: 1000}
             """
         )
     )

@@ -10,6 +10,7 @@ import pytest
 from errord.decide.events import FailureEvent
 from errord.decide.model import (
     Action,
+    BreakerPhase,
     ErrorCode,
     FailureReport,
     Outcome,
@@ -78,7 +79,10 @@ async def test_a_tool_timing_out_after_30_s_each_time_is_retried_up_to_its_5_att
     assert [d.action for d in decisions] == [Action.RETRY] * 4 + [Action.USE_ALTERNATIVE]
     assert [d.delay for d in decisions[:4]] == [0.1, 0.2, 0.4, 0.8]
     assert [d.attempts_left for d in decisions[:4]] == [4, 3, 2, 1]
-    assert "attempt 5 reached the limit of 5 attempts" in decisions[4].reason
+    # The fifth failure in a row also opens the tool's breaker, which the reason names.
+    assert decisions[4].breaker is not None
+    assert decisions[4].breaker.phase is BreakerPhase.OPEN
+    assert "the circuit breaker of flight_search is open" in decisions[4].reason
 
 
 TIGHT = ManifestSnapshot(

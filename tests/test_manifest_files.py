@@ -350,7 +350,7 @@ PROBLEM_CASES = [
         "version: 1\n",
         [
             "1: tools: missing required key 'tools'",
-            "1: version: unknown key 'version'; allowed keys: tools",
+            "1: version: unknown key 'version'; allowed keys: tools, tool",
         ],
         id="missing-tools-and-unknown-top-level-key",
     ),
@@ -366,8 +366,8 @@ PROBLEM_CASES = [
     ),
     pytest.param(
         "tools: []\ntool: []\n",
-        ["2: tool: unknown key 'tool' (did you mean 'tools'?); allowed keys: tools"],
-        id="unknown-top-level-key-with-suggestion",
+        ["2: tool: either 'tools' (a list) or seed 004's 'tool' (one tool), not both"],
+        id="both-layouts",
     ),
     pytest.param(
         "tools:\n  - search\n",
@@ -382,8 +382,9 @@ PROBLEM_CASES = [
         """,
         [
             "3: tools[0].retries: unknown key 'retries' (did you mean 'retry_policy'?);"
-            " allowed keys: name, description, timeout_ms, idempotent, retry_policy,"
-            " classification, alternatives, optional, default, parameters, redact"
+            " allowed keys: name, id, description, timeout_ms, idempotent, retry_policy,"
+            " circuit_breaker, classification, alternatives, optional, default, parameters,"
+            " redact"
         ],
         id="unknown-tool-key-with-suggestion",
     ),
@@ -768,7 +769,7 @@ PROBLEM_CASES = [
           - <<: *base
         """,
         [
-            "1: base: unknown key 'base'; allowed keys: tools",
+            "1: base: unknown key 'base'; allowed keys: tools, tool",
             "3: tools[0]: merge keys ('<<') are not supported",
             "3: tools[0].name: missing required key 'name'",
         ],
@@ -855,9 +856,9 @@ def test_every_problem_of_every_tool_is_reported_at_once_in_line_order(tmp_path:
     )
 
     assert problems_in(path) == [
-        f"{path}:3: tools[0].colour: unknown key 'colour'; allowed keys: name, description,"
-        " timeout_ms, idempotent, retry_policy, classification, alternatives, optional,"
-        " default, parameters, redact",
+        f"{path}:3: tools[0].colour: unknown key 'colour'; allowed keys: name, id,"
+        " description, timeout_ms, idempotent, retry_policy, circuit_breaker, classification,"
+        " alternatives, optional, default, parameters, redact",
         f"{path}:4: tools[0].timeout_ms: expected an integer, got 'soon'",
         f"{path}:5: tools[0].retry_policy.max_attempts: must be at least 1, got 0",
         f"{path}:7: tools[2].name: missing required key 'name'",

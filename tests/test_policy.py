@@ -279,7 +279,7 @@ def test_when_every_alternative_failed_the_call_escalates_and_says_why() -> None
     verdict = default_policy(FixedJitter()).decide(ctx)
     assert verdict.action is Action.ESCALATE
     assert reason_of(ctx, verdict).endswith(
-        "the alternatives (flight_b) already failed on this call, escalating."
+        "no alternative is usable (flight_b failed on this call), escalating."
     )
 
 

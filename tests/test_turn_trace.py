@@ -26,7 +26,7 @@ async def report_five(stub: Any) -> list[str]:
             pb.ReportFailureRequest(
                 turn_id="paged",
                 call_id=f"call_{call}",
-                tool="search",
+                tool=f"search_{call}",  # five tools: no breaker opens
                 attempt=1,
                 error=pb.ToolError(code=pb.ERROR_CODE_TIMEOUT),
             )

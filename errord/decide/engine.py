@@ -1,4 +1,4 @@
-"""The decision: manifest -> classify -> context -> policy -> messages -> the events to record.
+"""The decision: manifest -> classify -> breaker -> context -> policy -> messages -> events.
 
 Pure and synchronous: the engine reads the state it is handed (what the call
 and the turn went through, as the projections see them) and returns the
@@ -11,16 +11,35 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from msgspec import structs
 
+from errord.decide import breaker as breakers
 from errord.decide.classify import classify
-from errord.decide.events import EventDetail, FailureEvent, OutcomeEvent, TurnBegan
+from errord.decide.events import (
+    BreakerChanged,
+    EventDetail,
+    FailureEvent,
+    OutcomeEvent,
+    TurnBegan,
+)
 from errord.decide.messages import compose
-from errord.decide.model import Action, Decision, FailureReport, OutcomeReport
+from errord.decide.model import (
+    CLOSED_BREAKER,
+    Action,
+    BreakerPhase,
+    BreakerState,
+    Decision,
+    ErrorClass,
+    FailureReport,
+    Outcome,
+    OutcomeReport,
+    Probe,
+)
 from errord.decide.policy import (
+    BreakerPart,
     CallPart,
     DecisionContext,
     RecoveryPolicy,
@@ -46,6 +65,14 @@ class TurnHistory(Protocol):
 
     @property
     def began_at(self) -> datetime: ...
+
+
+BreakerViews = Callable[[str], BreakerState | None]
+"""A tool's breaker as decisions see it (errord.state.breakers), None if it never changed."""
+
+
+def no_breakers(tool: str) -> BreakerState | None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,36 +103,23 @@ class Engine:
         call: CallHistory | None,
         turn: TurnHistory | None,
         now: datetime,
+        breaker_of: BreakerViews = no_breakers,
     ) -> Decided:
-        """The decision on ``report``, given what its call and turn went through so far."""
-        context = self.context(report, manifests, call, turn, now)
-        decision = self._decision(context, self._policy.decide(context), manifests)
-        recorded = structs.replace(
-            report, arguments=redact(report.arguments, context.manifest.redact)
-        )
-        return Decided(
-            decision,
-            (*_beginning(report.turn_id, turn), FailureEvent(report=recorded, decision=decision)),
-        )
-
-    def outcome(self, report: OutcomeReport, turn: TurnHistory | None) -> tuple[EventDetail, ...]:
-        """The events that record ``report``."""
-        return (*_beginning(report.turn_id, turn), OutcomeEvent(report=report))
-
-    @staticmethod
-    def context(
-        report: FailureReport,
-        manifests: ManifestSnapshot,
-        call: CallHistory | None,
-        turn: TurnHistory | None,
-        now: datetime,
-    ) -> DecisionContext:
-        """Everything the policy and the messages read, built in this one place."""
+        """The decision on ``report``, given what its call and turn went through so far
+        and the breakers of its tool and the tool's alternatives."""
         manifest, is_default = manifests.manifest_for(report.tool)
+        classification = classify(report.error, manifest.classification, report.tool)
+        stepped = breakers.on_failure(
+            breaker_of(report.tool),
+            manifest.breaker,
+            now,
+            transient=classification.error_class is ErrorClass.TRANSIENT,
+            attempt=(report.turn_id, report.call_id, report.attempt),
+        )
         failed = call.failed_tools if call is not None else frozenset()
-        return DecisionContext(
+        context = DecisionContext(
             report=report,
-            classification=classify(report.error, manifest.classification, report.tool),
+            classification=classification,
             tool=ToolPart(manifest, is_default, manifests.names),
             call=CallPart(
                 retry_time_spent=call.delay_granted(report.tool) if call is not None else 0.0,
@@ -113,6 +127,46 @@ class Engine:
             ),
             turn=TurnPart(began_at=turn.began_at if turn is not None else None),
             now=now,
+            breaker=BreakerPart(stepped.state, _open_tools(manifest.alternatives, breaker_of, now)),
+        )
+        verdict = self._policy.decide(context)
+        decision = self._decision(context, verdict, manifests)
+        if _is_probe(verdict, stepped.state, now):
+            probe = _probe(decision, context)
+            decision = structs.replace(
+                decision, breaker=breakers.with_probe(stepped.state, probe), probe=True
+            )
+        recorded = structs.replace(report, arguments=redact(report.arguments, manifest.redact))
+        return Decided(
+            decision,
+            (
+                *_beginning(report.turn_id, turn),
+                *_transitions(report.tool, report.turn_id, stepped),
+                FailureEvent(report=recorded, decision=decision),
+            ),
+        )
+
+    def outcome(
+        self,
+        report: OutcomeReport,
+        manifests: ManifestSnapshot,
+        turn: TurnHistory | None,
+        now: datetime,
+        breaker_of: BreakerViews = no_breakers,
+    ) -> tuple[EventDetail, ...]:
+        """The events that record ``report``: the outcome, and the breaker changes it makes."""
+        before = breaker_of(report.tool) or CLOSED_BREAKER
+        stepped = breakers.on_outcome(
+            before,
+            manifests.manifest_for(report.tool)[0].breaker,
+            now,
+            succeeded=report.outcome is Outcome.SUCCESS,
+            attempt=(report.turn_id, report.call_id, report.attempt),
+        )
+        return (
+            *_beginning(report.turn_id, turn),
+            *_transitions(report.tool, report.turn_id, stepped),
+            OutcomeEvent(report=report, breaker=None if stepped.state == before else stepped.state),
         )
 
     def _decision(
@@ -140,7 +194,46 @@ class Engine:
             default_policy=context.tool.default_policy,
             refusal=verdict.refusal,
             consequences=verdict.consequences,
+            breaker=context.breaker.state,
         )
+
+
+def _is_probe(verdict: Verdict, breaker: BreakerState, now: datetime) -> bool:
+    """True when a RETRY is a half-open breaker's probe, not a wait for the probe in flight."""
+    return (
+        verdict.action is Action.RETRY
+        and breaker.phase is BreakerPhase.HALF_OPEN
+        and breaker.probe_in_flight(now) is None
+    )
+
+
+def _probe(decision: Decision, context: DecisionContext) -> Probe:
+    """The retry ``decision`` grants, as the breaker's probe: released if its outcome has
+    not arrived after the delay and the tool's timeout."""
+    until = context.now + timedelta(seconds=decision.delay + context.manifest.timeout)
+    return Probe(
+        turn_id=decision.turn_id,
+        call_id=decision.call_id,
+        attempt=decision.attempt + 1,
+        until=until,
+    )
+
+
+def _open_tools(tools: tuple[str, ...], breaker_of: BreakerViews, now: datetime) -> frozenset[str]:
+    """Those of ``tools`` whose breaker is open at ``now``."""
+    open_tools = []
+    for tool in tools:
+        breaker = breaker_of(tool)
+        if breaker is not None and breaker.effective_phase(now) is BreakerPhase.OPEN:
+            open_tools.append(tool)
+    return frozenset(open_tools)
+
+
+def _transitions(tool: str, turn_id: str, stepped: breakers.Stepped) -> tuple[EventDetail, ...]:
+    return tuple(
+        BreakerChanged(tool=tool, change=change, breaker=state, turn_id=turn_id)
+        for change, state in stepped.changes
+    )
 
 
 def _beginning(turn_id: str, turn: TurnHistory | None) -> tuple[EventDetail, ...]:

@@ -1,7 +1,7 @@
 """Trace events: one stream, ordered by sequence, of events of several kinds.
 
 Call events (a failure and its decision, an attempt's outcome) belong to one
-attempt of one call; other events (a turn began) do not. Each kind is a tagged
+attempt of one call; other events (a turn began, a breaker changed) do not. Each kind is a tagged
 record (``kind`` in its stored form) with its own idempotency key: recording an
 event whose kind and key are recorded already is a repeat, not a new event.
 
@@ -16,7 +16,15 @@ from typing import ClassVar, TypeAlias
 
 from msgspec import Struct
 
-from errord.decide.model import CallKey, Decision, FailureReport, OutcomeReport, ReportKey
+from errord.decide.model import (
+    BreakerChange,
+    BreakerState,
+    CallKey,
+    Decision,
+    FailureReport,
+    OutcomeReport,
+    ReportKey,
+)
 
 
 class EventKind(Enum):
@@ -25,6 +33,7 @@ class EventKind(Enum):
     FAILURE = "failure"
     OUTCOME = "outcome"
     TURN_BEGAN = "turn_began"
+    BREAKER = "breaker"
 
 
 class _Event(Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="kind", gc=False):
@@ -63,6 +72,8 @@ class OutcomeEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.OUTCOME.valu
 
     kind = EventKind.OUTCOME
     report: OutcomeReport
+    breaker: BreakerState | None = None
+    """The tool's circuit breaker after this outcome, when the outcome changed it."""
 
 
 class TurnBegan(_Event, frozen=True, tag=EventKind.TURN_BEGAN.value):
@@ -83,7 +94,29 @@ class TurnBegan(_Event, frozen=True, tag=EventKind.TURN_BEGAN.value):
         return (self.turn_id,)
 
 
-EventDetail: TypeAlias = FailureEvent | OutcomeEvent | TurnBegan
+class BreakerChanged(_Event, frozen=True, tag=EventKind.BREAKER.value):
+    """A tool's circuit breaker changed phase: by the report of the turn ``turn_id``, or
+    by an operator (``turn_id`` empty)."""
+
+    kind = EventKind.BREAKER
+    tool: str
+    change: BreakerChange
+    breaker: BreakerState
+    """The breaker right after the change."""
+    turn_id: str = ""
+    by: str = ""
+    """Who changed it by hand (reset, forced open), as the operator said."""
+
+    @property
+    def call(self) -> None:
+        return None
+
+    @property
+    def dedup_key(self) -> tuple[str, int]:
+        return (self.tool, self.breaker.generation)
+
+
+EventDetail: TypeAlias = FailureEvent | OutcomeEvent | TurnBegan | BreakerChanged
 
 
 class TraceEvent(Struct, frozen=True, gc=False):

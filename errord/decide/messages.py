@@ -16,7 +16,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from errord.decide.model import Action, ErrorClass, ErrorCode, JSONValue, Refusal, RefusalKind
+from errord.decide.model import (
+    Action,
+    BreakerPhase,
+    ErrorClass,
+    ErrorCode,
+    JSONValue,
+    Refusal,
+    RefusalKind,
+)
 from errord.decide.policy import DecisionContext, Verdict, requested_delay
 
 ECHOED_ERROR_LENGTH = 2_000
@@ -55,29 +63,38 @@ REFUSALS: dict[RefusalKind, str] = {
         "{tool} asked to wait {wait_ms} ms before a retry, longer than the {limit_ms} ms "
         "its retry policy allows (max_retry_after_ms)"
     ),
+    RefusalKind.BREAKER_OPEN: "the circuit breaker of {tool} is open; {half_opens}",
+    RefusalKind.BREAKER_PROBING: (
+        "the circuit breaker of {tool} is half-open and its one probe is in flight for up to "
+        "{wait_ms} ms more"
+    ),
 }
 """Why a retry was refused: the clause after "No retry:"."""
 
-REASONS: dict[tuple[Action, bool], str] = {
-    (Action.RETRY, False): (
+REASONS: dict[tuple[Action, str], str] = {
+    (Action.RETRY, ""): (
         "Transient error ({code}); retrying in {delay_ms} ms, attempt {next_attempt} of {limit}."
     ),
-    (Action.RETRY, True): (
+    (Action.RETRY, "asked"): (
         "Transient error ({code}); retrying in {delay_ms} ms as {tool} asked, "
         "attempt {next_attempt} of {limit}."
     ),
-    (
-        Action.USE_ALTERNATIVE,
-        False,
-    ): "No retry: {refusal}; using the alternative tool {alternative}.",
-    (Action.ESCALATE, False): "No retry: {refusal}; no alternative tool, escalating.",
-    (Action.ESCALATE, True): (
-        "No retry: {refusal}; the alternatives ({alternatives}) already failed on this call, "
-        "escalating."
+    (Action.RETRY, "probe"): (
+        "Transient error ({code}); the circuit breaker of {tool} is half-open and this retry "
+        "in {delay_ms} ms is its one probe, attempt {next_attempt} of {limit}."
+    ),
+    (Action.RETRY, "awaits_probe"): (
+        "Transient error ({code}); the circuit breaker of {tool} is half-open and its one "
+        "probe is in flight: retrying in {delay_ms} ms, when the probe's outcome is due, "
+        "attempt {next_attempt} of {limit}."
+    ),
+    (Action.USE_ALTERNATIVE, ""): "No retry: {refusal}; using the alternative tool {alternative}.",
+    (Action.ESCALATE, ""): "No retry: {refusal}; no alternative tool, escalating.",
+    (Action.ESCALATE, "alternatives"): (
+        "No retry: {refusal}; no alternative is usable ({unusable_alternatives}), escalating."
     ),
 }
-"""The decision's reason, keyed on the action and on a detail of it: for RETRY whether
-the tool asked for the delay, for ESCALATE whether the tool has alternatives."""
+"""The decision's reason, keyed on the action and on a detail of it (``reason_detail``)."""
 
 DEFAULT_POLICY_NOTE = " {tool} has no manifest; the default policy applied."
 
@@ -127,6 +144,14 @@ USER_MESSAGES: dict[tuple[Action, Cause | None], str] = {
 }
 """What the user reads; None stands for any kind of failure."""
 
+USER_MESSAGES_BREAKER_OPEN: dict[Action, str] = {
+    Action.USE_ALTERNATIVE: "{tool} is temporarily unavailable; trying another way.",
+    Action.ESCALATE: "{tool} is temporarily unavailable; please try again in a little while.",
+}
+"""What the user reads when the tool's circuit breaker keeps it from being retried."""
+
+BREAKER_REFUSALS = frozenset({RefusalKind.BREAKER_OPEN, RefusalKind.BREAKER_PROBING})
+
 PLACEHOLDERS: dict[str, JSONValue] = {
     "string": "<string>",
     "integer": 0,
@@ -166,14 +191,24 @@ def cause(context: DecisionContext) -> Cause:
 
 def reason(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
     """The policy's reason, and whether the tool's own manifest or the default applied."""
-    if verdict.action is Action.RETRY:
-        detail = requested_delay(context) is not None
-    else:
-        detail = bool(context.manifest.alternatives) and verdict.action is Action.ESCALATE
-    text = REASONS[(verdict.action, detail)].format_map(fields)
+    text = REASONS[(verdict.action, reason_detail(context, verdict))].format_map(fields)
     if context.tool.default_policy:
         text += DEFAULT_POLICY_NOTE.format_map(fields)
     return text
+
+
+def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
+    """Which variant of the action's reason applies: for RETRY, whether it is a half-open
+    breaker's probe, waits for it, or waits as the tool asked; for ESCALATE, whether the
+    tool has alternatives (none usable)."""
+    if verdict.action is Action.RETRY:
+        breaker = context.breaker.state
+        if breaker.effective_phase(context.now) is BreakerPhase.HALF_OPEN:
+            return "awaits_probe" if breaker.probe_in_flight(context.now) else "probe"
+        return "asked" if requested_delay(context) is not None else ""
+    if verdict.action is Action.ESCALATE and context.manifest.alternatives:
+        return "alternatives"
+    return ""
 
 
 def llm_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
@@ -187,6 +222,11 @@ def llm_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> s
 
 
 def user_message(verdict: Verdict, fields: Fields) -> str:
+    refusal = verdict.refusal
+    if refusal is not None and refusal.kind in BREAKER_REFUSALS:
+        breaker_text = USER_MESSAGES_BREAKER_OPEN.get(verdict.action)
+        if breaker_text is not None:
+            return breaker_text.format_map(fields)
     any_cause = (verdict.action, None)
     key = any_cause if any_cause in USER_MESSAGES else (verdict.action, fields.cause)
     return USER_MESSAGES[key].format_map(fields)
@@ -246,7 +286,29 @@ def refusal_fields(context: DecisionContext, refusal: Refusal) -> dict[str, obje
         "limit_ms": milliseconds(refusal.limit),
         "spent_ms": milliseconds(refusal.spent),
         "wait_ms": milliseconds(refusal.wait),
+        "half_opens": _half_opens(context, refusal),
     }
+
+
+def _half_opens(context: DecisionContext, refusal: Refusal) -> str:
+    breaker = context.breaker.state
+    if breaker.half_opens_at is None:
+        return "an operator forced it open, until it is reset"
+    since = ""
+    if breaker.opened_at is not None:
+        since = f" (opened at {breaker.opened_at.isoformat(timespec='milliseconds')})"
+    return f"it half-opens in {milliseconds(refusal.wait)} ms{since}"
+
+
+def _unusable_alternatives(context: DecisionContext, verdict: Verdict) -> str:
+    failed, open_tools = context.call.failed_tools, context.breaker.open_tools
+    described = []
+    for tool in context.manifest.alternatives:
+        if tool in failed:
+            described.append(f"{tool} failed on this call")
+        elif tool in open_tools:
+            described.append(f"{tool} has an open circuit breaker")
+    return "; ".join(described)
 
 
 FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
@@ -255,7 +317,7 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     "next_attempt": lambda context, verdict: context.report.attempt + 1,
     "limit": lambda context, verdict: context.manifest.retry_policy.max_attempts,
     "alternative": lambda context, verdict: verdict.alternative_tool,
-    "alternatives": lambda context, verdict: ", ".join(context.manifest.alternatives),
+    "unusable_alternatives": _unusable_alternatives,
     "known_tools": lambda context, verdict: (
         ", ".join(sorted(context.tool.known_tools)) or "none registered with errord"
     ),

@@ -71,6 +71,30 @@ class RefusalKind(Enum):
     ATTEMPTS_EXHAUSTED = "ATTEMPTS_EXHAUSTED"
     RETRY_TIME_EXHAUSTED = "RETRY_TIME_EXHAUSTED"
     RETRY_AFTER_TOO_LONG = "RETRY_AFTER_TOO_LONG"
+    BREAKER_OPEN = "BREAKER_OPEN"
+    """The tool's circuit breaker is open."""
+    BREAKER_PROBING = "BREAKER_PROBING"
+    """The breaker is half-open and its one probe is taken."""
+
+
+class BreakerPhase(Enum):
+    """Where a tool's circuit breaker stands (seed 004 section 3.1)."""
+
+    CLOSED = "CLOSED"
+    OPEN = "OPEN"
+    HALF_OPEN = "HALF_OPEN"
+
+
+class BreakerChange(Enum):
+    """A transition of a circuit breaker, recorded as a trace event."""
+
+    OPENED = "OPENED"
+    HALF_OPENED = "HALF_OPENED"
+    CLOSED = "CLOSED"
+    RESET = "RESET"
+    """An operator closed it."""
+    FORCED_OPEN = "FORCED_OPEN"
+    """An operator opened it, for maintenance."""
 
 
 class Record(Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
@@ -150,6 +174,60 @@ class Classification(Struct, frozen=True, omit_defaults=True, gc=False):
     ``manifest:flight_search:classification[0]``."""
 
 
+class Probe(Record, frozen=True):
+    """The one attempt a half-open breaker lets through."""
+
+    turn_id: str
+    call_id: str
+    attempt: int
+    """The attempt that probes: the one after the failure that was granted the retry."""
+    until: datetime
+    """When the probe is released if its outcome has not arrived: the retry's delay plus
+    the tool's timeout after it was granted."""
+
+    def is_attempt(self, turn_id: str, call_id: str, attempt: int) -> bool:
+        return (self.turn_id, self.call_id, self.attempt) == (turn_id, call_id, attempt)
+
+
+class BreakerState(Record, frozen=True):
+    """One tool's circuit breaker, as recorded: with each decision, and as a projection."""
+
+    phase: BreakerPhase = BreakerPhase.CLOSED
+    failures: int = 0
+    """Consecutive transient failures counted while closed (or by the failed probe)."""
+    successes: int = 0
+    """Consecutive successes counted while half-open."""
+    opened_at: datetime | None = None
+    """When it last opened."""
+    half_opens_at: datetime | None = None
+    """When an open breaker lets its probe through; None while open means until an
+    operator resets it."""
+    opens: int = 0
+    """Times it opened, forced openings included."""
+    generation: int = 0
+    """Transitions so far; numbers the transition events."""
+    probe: Probe | None = None
+    """The half-open breaker's probe in flight, if any."""
+
+    def effective_phase(self, now: datetime) -> BreakerPhase:
+        """The phase at ``now``: an open breaker whose cooldown is over is half-open, even
+        before the transition is recorded (by the next report of the tool)."""
+        if self.phase is BreakerPhase.OPEN and self.cooldown_over(now):
+            return BreakerPhase.HALF_OPEN
+        return self.phase
+
+    def cooldown_over(self, now: datetime) -> bool:
+        return self.half_opens_at is not None and now >= self.half_opens_at
+
+    def probe_in_flight(self, now: datetime) -> Probe | None:
+        """The probe, unless its time ran out."""
+        probe = self.probe
+        return probe if probe is not None and now < probe.until else None
+
+
+CLOSED_BREAKER = BreakerState()
+
+
 class Refusal(Record, frozen=True):
     """A gate's reason to refuse a retry, with the figures that decided it."""
 
@@ -206,6 +284,11 @@ class Decision(Record, frozen=True):
     """Why no retry was granted; None for RETRY."""
     consequences: tuple[Consequence, ...] = ()
     """What the decision means for other calls of the turn."""
+    breaker: BreakerState | None = None
+    """The tool's circuit breaker once this failure was counted (seed 004 section 8.2);
+    None in decisions recorded before breakers existed."""
+    probe: bool = False
+    """True when this RETRY is the half-open breaker's one probe."""
 
     @property
     def key(self) -> ReportKey:

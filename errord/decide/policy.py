@@ -9,8 +9,8 @@ A decision is reached in three steps over one immutable ``DecisionContext``:
    that applies decides (an alternative tool, ..., escalation to the user).
 
 The policy writes no prose: messages.py words a verdict from its action and
-refusal. Breakers, turn deadlines and episodic memory join as more context
-parts, gates and fallbacks; a verdict may carry consequences for other calls.
+refusal. Breakers are a context part, a gate and two fallbacks; turn deadlines and
+episodic memory join the same way; a verdict may carry consequences for other calls.
 """
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ from datetime import datetime
 from typing import Protocol
 
 from errord.decide.model import (
+    CLOSED_BREAKER,
     Action,
+    BreakerPhase,
+    BreakerState,
     Classification,
     Consequence,
     ErrorClass,
@@ -70,6 +73,16 @@ class TurnPart:
 
 
 @dataclass(frozen=True, slots=True)
+class BreakerPart:
+    """The circuit breakers the decision reads."""
+
+    state: BreakerState = CLOSED_BREAKER
+    """The failing tool's breaker, with this failure counted."""
+    open_tools: frozenset[str] = frozenset()
+    """The tool's alternatives whose breaker is open."""
+
+
+@dataclass(frozen=True, slots=True)
 class DecisionContext:
     """Everything known about one failure when deciding on it; built by the engine."""
 
@@ -79,6 +92,7 @@ class DecisionContext:
     call: CallPart
     turn: TurnPart
     now: datetime
+    breaker: BreakerPart = BreakerPart()
 
     @property
     def manifest(self) -> ToolManifest:
@@ -200,6 +214,23 @@ class NotIdempotent(RetryGate):
         return None
 
 
+class BreakerOpen(RetryGate):
+    """No retry while the tool's breaker is open; in half-open, only the one probe."""
+
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
+        breaker, now = context.breaker.state, context.now
+        phase = breaker.effective_phase(now)
+        if phase is BreakerPhase.OPEN:
+            until = breaker.half_opens_at
+            wait = 0.0 if until is None else (until - now).total_seconds()
+            return Refusal(kind=RefusalKind.BREAKER_OPEN, wait=wait)
+        probe = breaker.probe_in_flight(now) if phase is BreakerPhase.HALF_OPEN else None
+        if probe is not None:
+            wait = (probe.until - now).total_seconds()
+            return Refusal(kind=RefusalKind.BREAKER_PROBING, wait=wait)
+        return None
+
+
 class AttemptsExhausted(RetryGate):
     """At most max_attempts attempts of one tool per call."""
 
@@ -250,14 +281,35 @@ class Fallback(abc.ABC):
 
 
 class UseAlternative(Fallback):
-    """Switch to the first alternative the manifest lists that has not failed on this call."""
+    """Switch to the first alternative the manifest lists that has not failed on this call
+    and whose breaker is not open."""
 
     def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
-        failed = context.call.failed_tools
-        untried = [tool for tool in context.manifest.alternatives if tool not in failed]
-        if not untried:
+        usable = usable_alternatives(context)
+        if not usable:
             return None
-        return Verdict(Action.USE_ALTERNATIVE, refusal, alternative_tool=untried[0])
+        return Verdict(Action.USE_ALTERNATIVE, refusal, alternative_tool=usable[0])
+
+
+def usable_alternatives(context: DecisionContext) -> list[str]:
+    unusable = context.call.failed_tools | context.breaker.open_tools
+    return [tool for tool in context.manifest.alternatives if tool not in unusable]
+
+
+class AwaitProbe(Fallback):
+    """While a half-open breaker's probe is in flight: RETRY once the probe's outcome is
+    due, if ``limits`` allow a delay that long."""
+
+    def __init__(self, limits: RetryGate) -> None:
+        self.limits = limits
+
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
+        if refusal.kind is not RefusalKind.BREAKER_PROBING:
+            return None
+        delay = round(refusal.wait, 3)
+        if self.limits(context, delay) is not None:
+            return None
+        return Verdict(Action.RETRY, delay=delay)
 
 
 class Escalate(Fallback):
@@ -294,14 +346,12 @@ class RecoveryPolicy:
 
 def default_policy(jitter: Jitter) -> RecoveryPolicy:
     """The policy of the seeds: backoff honouring Retry-After; retry unless permanent,
-    not idempotent, out of attempts, asked to wait too long or out of retry time; else
-    an alternative, else escalate."""
+    not idempotent, the breaker open (or its half-open probe taken), out of attempts,
+    asked to wait too long or out of retry time; else an alternative, else wait for the
+    probe, else escalate."""
+    limits = AttemptsExhausted() | RetryAfterTooLong() | TotalRetryTimeExceeded()
     return RecoveryPolicy(
         backoff=HonourRetryAfter(ExponentialBackoff(jitter)),
-        gate=PermanentError()
-        | NotIdempotent()
-        | AttemptsExhausted()
-        | RetryAfterTooLong()
-        | TotalRetryTimeExceeded(),
-        fallbacks=(UseAlternative(), Escalate()),
+        gate=PermanentError() | NotIdempotent() | BreakerOpen() | limits,
+        fallbacks=(UseAlternative(), AwaitProbe(limits), Escalate()),
     )

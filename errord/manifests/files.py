@@ -7,9 +7,18 @@ per tool::
       - name: flight_search
         timeout_ms: 30000
         retry_policy: {initial_delay_ms: 50, max_attempts: 3}
+        circuit_breaker: {failure_threshold: 5, timeout_ms: 30000, success_threshold: 2}
         classification:
           - {http_status: 503, class: permanent}
         alternatives: [flight_search_backup]
+
+Seed 004's own layout, one tool per file under ``tool:`` and named by ``id``,
+is read into the same records::
+
+    tool:
+      id: flight_search
+      timeout_ms: 30000
+      retry_policy: {strategy: exponential_backoff, initial_delay_ms: 50}
 
 This module is the schema: which keys a tool has, their types, ranges and
 units. yaml_reader.py walks the nodes, keeps every problem's line and reads on
@@ -32,6 +41,7 @@ from yaml.nodes import MappingNode, Node
 from errord.decide.model import ErrorClass, ErrorCode, JSONValue
 from errord.errors import ManifestError, Problem
 from errord.manifests.model import (
+    BreakerPolicy,
     ClassificationRule,
     DefaultValue,
     RetryPolicy,
@@ -62,11 +72,12 @@ def load_manifest_dir(directory: Path, defaults: ToolDefaults | None = None) -> 
 
     Not recursive; hidden files are skipped. ``defaults`` holds the retry policy
     that each tool's ``retry_policy`` overrides and the timeout of a tool without
-    ``timeout_ms``. Raises ManifestError with every problem of every file, a tool
-    name defined twice across files included.
+    ``timeout_ms``, and the breaker policy ``circuit_breaker`` overrides. Raises
+    ManifestError with every problem of every file, a tool name defined twice
+    across files included.
     """
     defaults = defaults or ToolDefaults()
-    session = _Session(defaults.retry_policy, defaults.timeout)
+    session = _Session(defaults)
     manifests = [
         manifest for path in _manifest_paths(directory) for manifest in session.read_file(path)
     ]
@@ -80,7 +91,7 @@ def load_manifest_file(
     default_timeout: float = 30.0,
 ) -> list[ToolManifest]:
     """The tools of one manifest file; ManifestError with every problem in it."""
-    session = _Session(defaults, default_timeout)
+    session = _Session(ToolDefaults(timeout=default_timeout, retry_policy=defaults))
     manifests = session.read_file(path)
     session.raise_problems()
     return manifests
@@ -112,9 +123,8 @@ def _directory_error(directory: Path, message: str) -> ManifestError:
 class _Session:
     """One load: the problems found so far and where each tool name was first defined."""
 
-    def __init__(self, defaults: RetryPolicy, default_timeout: float) -> None:
+    def __init__(self, defaults: ToolDefaults) -> None:
         self.defaults = defaults
-        self.default_timeout = default_timeout
         self.problems: list[Problem] = []
         self.first_definitions: dict[str, str] = {}
         """Tool name -> ``file:line`` of the tool that defined it first."""
@@ -255,11 +265,30 @@ def _retry_policy(reader: _ManifestReader, node: Node, field: str) -> RetryPolic
     if reader.problem_count > problems_before:
         return None
     try:
-        return dataclasses.replace(reader.session.defaults, **overrides)
+        return dataclasses.replace(reader.session.defaults.retry_policy, **overrides)
     except ValueError as exc:
         message = _in_file_terms(str(exc), _RETRY_POLICY_KEYS)
         reader.report(node, field, f"{message} (keys not given take the default policy's value)")
         return None
+
+
+_BREAKER_KEYS: FieldReads[Reader] = {
+    "failure_threshold": ("failure_threshold", _at_least_one),
+    "success_threshold": ("success_threshold", _at_least_one),
+    "timeout_ms": ("cooldown", _timeout_seconds),
+}
+
+
+def _breaker_policy(reader: _ManifestReader, node: Node, field: str) -> BreakerPolicy | None:
+    """The session's default breaker policy with the mapping's keys replaced."""
+    pairs = reader.mapping(node, field, tuple(_BREAKER_KEYS))
+    if pairs is None:
+        return None
+    problems_before = reader.problem_count
+    overrides = read_fields(reader, pairs, field, _BREAKER_KEYS)
+    if reader.problem_count > problems_before:
+        return None
+    return dataclasses.replace(reader.session.defaults.breaker, **overrides)
 
 
 def _in_file_terms(message: str, table: Mapping[str, tuple[str | None, object]]) -> str:
@@ -300,10 +329,12 @@ def _rule(reader: Reader, node: Node, field: str) -> ClassificationRule | None:
 
 _TOOL_KEYS: FieldReads[_ManifestReader] = {
     "name": ("name", _tool_name),
+    "id": ("name", _tool_name),  # seed 004's name for it
     "description": ("description", Reader.string),
     "timeout_ms": ("timeout", _timeout_seconds),
     "idempotent": ("idempotent", Reader.boolean),
     "retry_policy": ("retry_policy", _retry_policy),
+    "circuit_breaker": ("breaker", _breaker_policy),
     "classification": ("classification", list_of(_rule)),
     "alternatives": ("alternatives", list_of(_tool_name)),
     "optional": ("optional", Reader.boolean),
@@ -320,16 +351,23 @@ def _tool(reader: _ManifestReader, node: Node, field: str) -> ToolManifest | Non
         return None
     problems_before = reader.problem_count
     source = reader.source(node)
+    defaults = reader.session.defaults
     values = {
-        "timeout": reader.session.default_timeout,
-        "retry_policy": reader.session.defaults,
+        "timeout": defaults.timeout,
+        "retry_policy": defaults.retry_policy,
+        "breaker": defaults.breaker,
         **read_fields(reader, pairs, field, _TOOL_KEYS),
         "source": source,
     }
-    if "name" not in pairs:
+    named_by = [key for key in ("name", "id") if key in pairs]
+    if not named_by:
         reader.report(node, join_field(field, "name"), "missing required key 'name'")
+    elif len(named_by) == 2:
+        message = "give the tool's name once: 'name', or 'id' as in seed 004, not both"
+        reader.report(pairs["id"][0], join_field(field, "id"), message)
     elif "name" in values:
-        reader.claim_tool_name(values["name"], pairs["name"][1], join_field(field, "name"), source)
+        key = named_by[0]
+        reader.claim_tool_name(values["name"], pairs[key][1], join_field(field, key), source)
         _check_not_own_alternative(reader, values, pairs, field)
     if reader.problem_count > problems_before:
         return None
@@ -352,9 +390,15 @@ def _read_document(reader: _ManifestReader, document: Node) -> list[ToolManifest
     if not isinstance(document, MappingNode):
         reader.report(document, "", f"expected a mapping with 'tools', got {describe(document)}")
         return []
-    pairs = reader.mapping(document, "", ("tools",))
+    pairs = reader.mapping(document, "", ("tools", "tool"))
     if pairs is None:
         return []
+    if "tool" in pairs and "tools" in pairs:
+        message = "either 'tools' (a list) or seed 004's 'tool' (one tool), not both"
+        reader.report(pairs["tool"][0], "tool", message)
+        return []
+    if "tool" in pairs:
+        return [_tool(reader, pairs["tool"][1], "tool")]
     if "tools" not in pairs:
         reader.report(document, "tools", "missing required key 'tools'")
         return []

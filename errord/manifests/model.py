@@ -1,4 +1,4 @@
-"""What a tool manifest says: timeouts, retry policy, classification rules, fallbacks.
+"""What a tool manifest says: timeouts, retry and breaker policy, classification, fallbacks.
 
 Frozen records validated on construction; ``ValueError`` messages name the field.
 Reading them from YAML, with file and line in every error, is files.py.
@@ -53,6 +53,26 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
+class BreakerPolicy:
+    """When a tool's circuit breaker opens, half-opens and closes (seed 004 section 3)."""
+
+    failure_threshold: int = 5
+    """Consecutive transient failures that open the breaker; permanent ones never count."""
+    cooldown: float = 30.0
+    """Seconds an open breaker waits before it half-opens and lets one probe through."""
+    success_threshold: int = 2
+    """Consecutive successes in half-open that close the breaker."""
+
+    def __post_init__(self) -> None:
+        if self.failure_threshold < 1:
+            raise ValueError("failure_threshold must be at least 1")
+        if self.success_threshold < 1:
+            raise ValueError("success_threshold must be at least 1")
+        if self.cooldown <= 0:
+            raise ValueError("cooldown must be positive")
+
+
+@dataclass(frozen=True)
 class ClassificationRule:
     """A manifest override: failures matching every given condition get ``error_class``."""
 
@@ -100,6 +120,7 @@ class ToolManifest:
     idempotent: bool = True
     """False forbids retries: a repeated call could repeat a side effect."""
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    breaker: BreakerPolicy = field(default_factory=BreakerPolicy)
     classification: tuple[ClassificationRule, ...] = ()
     """Overrides of the default classification, first match wins."""
     alternatives: tuple[str, ...] = ()

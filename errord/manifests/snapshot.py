@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from errord.manifests.model import RetryPolicy, ToolManifest
+from errord.manifests.model import BreakerPolicy, RetryPolicy, ToolManifest
 
 
 @dataclass(frozen=True)
@@ -15,6 +15,7 @@ class ToolDefaults:
     timeout: float = 30.0
     """Hard timeout in seconds of one attempt."""
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    breaker: BreakerPolicy = field(default_factory=BreakerPolicy)
 
 
 class ManifestSnapshot:
@@ -44,7 +45,10 @@ class ManifestSnapshot:
             return manifest, False
         defaults = self.defaults
         return ToolManifest(
-            name=tool, timeout=defaults.timeout, retry_policy=defaults.retry_policy
+            name=tool,
+            timeout=defaults.timeout,
+            retry_policy=defaults.retry_policy,
+            breaker=defaults.breaker,
         ), True
 
     def __contains__(self, tool: object) -> bool:

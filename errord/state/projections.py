@@ -1,7 +1,7 @@
 """The projections decisions read, as one state model for the writer.
 
-Calls and turns today; breakers, turn plans and episodic memory join here as
-more projections, each a ``Fold`` over the same trace.
+Calls, turns and breakers; turn plans and episodic memory join here as more
+projections, each a ``Fold`` over the same trace.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from errord.decide.events import TraceEvent
-from errord.decide.model import CallKey
+from errord.decide.model import BreakerState, CallKey
+from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
 from errord.state.projection import Projection, Staged
 from errord.state.store.rows import WriteRow, state_row
@@ -37,12 +38,13 @@ class StagedBatch:
 
 
 class Projections:
-    """Calls and turns, reserved, staged and committed together."""
+    """Calls, turns and breakers, reserved, staged and committed together."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.calls: Projection[CallKey, CallState] = Projection(CallFold(), capacity)
         self.turns: Projection[str, TurnState] = Projection(TurnFold(), capacity)
-        self.all: tuple[Projection[Any, Any], ...] = (self.calls, self.turns)
+        self.breakers: Projection[str, BreakerState] = Projection(BreakerFold(), capacity)
+        self.all: tuple[Projection[Any, Any], ...] = (self.calls, self.turns, self.breakers)
 
     def reserve(self, events: Sequence[TraceEvent]) -> None:
         for projection in self.all:

@@ -1,0 +1,49 @@
+"""Per-tool circuit breakers, as the trace recorded them.
+
+Every event that changes a breaker carries the breaker's state right after it
+(a decision's ``breaker``, an outcome's, a transition's), computed by
+errord.decide.breaker when the event was decided. Folding takes the last one:
+replaying the trace ends exactly where the decisions left the breaker,
+whatever the manifests say today.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
+from errord.decide.model import BreakerState
+
+
+def breaker_after(event: TraceEvent) -> BreakerState | None:
+    """The breaker state ``event`` records for its tool, if it records one."""
+    detail = event.detail
+    if isinstance(detail, FailureEvent):
+        return detail.decision.breaker
+    if isinstance(detail, OutcomeEvent | BreakerChanged):
+        return detail.breaker
+    return None
+
+
+class BreakerFold:
+    """Folds breaker states, keyed by tool."""
+
+    name = "breaker"
+    version = 1
+    key_type = str
+    state_type = BreakerState
+
+    def keys(self, event: TraceEvent) -> Sequence[str]:
+        detail = event.detail
+        if isinstance(detail, BreakerChanged):
+            return (detail.tool,)
+        if isinstance(detail, FailureEvent | OutcomeEvent) and breaker_after(event) is not None:
+            return (detail.report.tool,)
+        return ()
+
+    def apply(self, state: BreakerState | None, event: TraceEvent) -> BreakerState:
+        after = breaker_after(event)
+        assert after is not None, "keys() names no tool for an event without a breaker"
+        if state is not None and state == after:
+            return state  # unchanged: no state row to write
+        return after
