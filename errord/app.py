@@ -19,12 +19,15 @@ from errord.config import Settings
 from errord.decide.engine import Engine
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
+from errord.health import ToolHealthBoard
 from errord.manifests.files import load_manifest_dir
-from errord.manifests.snapshot import ManifestSnapshot
+from errord.manifests.snapshot import ManifestSnapshot, ToolDefaults
+from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier
 from errord.state.feed import TraceFeed
 from errord.state.projections import Projections
 from errord.state.store import Store
+from errord.wire.operator import OperatorService
 from errord.wire.server import start_server
 from errord.wire.service import ErrorHandlerService
 
@@ -35,9 +38,10 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 def load_manifests(settings: Settings) -> ManifestSnapshot:
     """The configured manifests; raises ManifestError listing every problem."""
+    defaults = ToolDefaults(breaker=settings.breaker_defaults())
     if settings.manifests is None:
-        return ManifestSnapshot()
-    return load_manifest_dir(settings.manifests)
+        return ManifestSnapshot(defaults=defaults)
+    return load_manifest_dir(settings.manifests, defaults)
 
 
 async def serve(
@@ -62,15 +66,20 @@ async def serve(
             # What start-up built (modules, manifests, the loaded state) lives as long as
             # the daemon: keep it out of every garbage collection from now on.
             gc.freeze()
-            service = ErrorHandlerService(handler, feed)
+            board = ToolHealthBoard(state, lambda: handler.manifests, settings.alert_thresholds())
             running = await start_server(
-                settings.listen, service, reflection_on=settings.reflection
+                settings.listen,
+                ErrorHandlerService(handler, feed),
+                OperatorService(board, handler, clock),
+                reflection_on=settings.reflection,
             )
+            metrics = None
             try:
-                status = (
-                    f"serving on {running.address}, {len(manifests)} tool manifests, "
-                    f"db {settings.db}"
-                )
+                serving = f"serving on {running.address}"
+                if settings.metrics_listen is not None:
+                    metrics = start_metrics_server(settings.metrics_listen, board, clock.now)
+                    serving += f", metrics on http://{metrics.address}/metrics"
+                status = f"{serving}, {len(manifests)} tool manifests, db {settings.db}"
                 log.info("errord %s", status)
                 notifier.ready(status)
                 if on_ready is not None:
@@ -82,6 +91,8 @@ async def serve(
                 await running.health.enter_graceful_shutdown()
                 feed.close()
                 await running.server.stop(settings.shutdown_grace_seconds)
+                if metrics is not None:
+                    await asyncio.to_thread(metrics.stop)
     log.info("errord stopped")
 
 

@@ -1,4 +1,5 @@
-"""The errord command: ``errord serve`` and ``errord check DIR``.
+"""The errord command: ``serve``, ``check DIR``, and for a running daemon ``stats`` and
+``breaker``.
 
 Exit codes: 0 success; 1 ``check`` found problems or the daemon failed at run
 time; 2 usage errors; 78 (EX_CONFIG) the daemon refused to start on invalid
@@ -12,7 +13,9 @@ import asyncio
 import logging
 import sys
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from errord import __version__
 from errord.config import Settings
@@ -36,16 +39,58 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--db", type=Path, metavar="PATH", help="SQLite trace database")
     serve.add_argument("--manifests", type=Path, metavar="DIR", help="tool manifest directory")
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
+    serve.add_argument(
+        "--metrics-listen", metavar="HOST:PORT", help="serve Prometheus /metrics over HTTP here"
+    )
 
     check = commands.add_parser("check", help="validate a directory of tool manifests")
     check.add_argument("directory", type=Path, metavar="DIR")
+
+    stats = commands.add_parser("stats", help="a running daemon's per-tool statistics")
+    stats.add_argument("tool", nargs="?", default="", help="one tool (default: all)")
+    _add_connection(stats)
+
+    breaker = commands.add_parser("breaker", help="list, reset or force open circuit breakers")
+    actions = breaker.add_subparsers(dest="action", required=True, metavar="ACTION")
+    _add_connection(actions.add_parser("list", help="every tool's breaker"))
+    reset = actions.add_parser("reset", help="close a breaker and zero its counters")
+    reset.add_argument("tool")
+    reset.add_argument("--by", default="", help="who and why, for the trace")
+    _add_connection(reset)
+    force = actions.add_parser("open", help="force a breaker open for maintenance")
+    force.add_argument("tool")
+    force.add_argument(
+        "--for",
+        dest="seconds",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="then half-open as after a cooldown (default: until reset)",
+    )
+    force.add_argument("--by", default="", help="who and why, for the trace")
+    _add_connection(force)
     return root
+
+
+def _add_connection(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the daemon's gRPC address (default: the listen setting of --config, or "
+        "127.0.0.1:50051)",
+    )
+    command.add_argument("--config", type=Path, metavar="FILE", help="TOML settings file")
+    command.add_argument("--json", action="store_true", help="print the response as JSON")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
     base = Settings.from_toml(args.config) if args.config else Settings()
     return base.override(
-        listen=args.listen, db=args.db, manifests=args.manifests, log_level=args.log_level
+        listen=args.listen,
+        db=args.db,
+        manifests=args.manifests,
+        log_level=args.log_level,
+        metrics_listen=args.metrics_listen,
     )
 
 
@@ -90,11 +135,46 @@ def run_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_operator(args: argparse.Namespace) -> int:
+    from errord_client.v1 import errord_pb2 as pb
+
+    from errord.ops import operator_cli as ops
+
+    try:
+        address = args.address or (
+            Settings.from_toml(args.config).listen if args.config else Settings().listen
+        )
+    except ConfigError as error:
+        print(f"errord: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    response: Any
+    if args.command == "stats":
+        stats = pb.GetToolStatsRequest(tool=args.tool)
+        response = ops.call(address, lambda stub: stub.GetToolStats, stats)
+        text = ops.format_stats(response)
+    elif args.action == "list":
+        response = ops.call(address, lambda stub: stub.ListBreakers, pb.ListBreakersRequest())
+        text = ops.format_breakers(list(response.breakers))
+    elif args.action == "reset":
+        reset = pb.ResetBreakerRequest(tool=args.tool, by=args.by)
+        response = ops.call(address, lambda stub: stub.ResetBreaker, reset)
+        text = ops.format_breakers([response.breaker])
+    else:
+        force = pb.ForceOpenBreakerRequest(tool=args.tool, by=args.by)
+        force.duration.FromTimedelta(timedelta(seconds=args.seconds))
+        response = ops.call(address, lambda stub: stub.ForceOpenBreaker, force)
+        text = ops.format_breakers([response.breaker])
+    print(ops.as_json(response) if args.json else text)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "serve":
         return run_serve(args)
-    return run_check(args)
+    if args.command == "check":
+        return run_check(args)
+    return run_operator(args)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,18 @@
     shutdown_grace_seconds = 5.0        # in-flight requests get this long at shutdown
     log_level = "info"
     reflection = true                   # default: on for loopback and unix sockets
+    metrics_listen = "127.0.0.1:9464"   # Prometheus /metrics over HTTP; off when unset
+
+    # Defaults of every tool's circuit breaker; a manifest's circuit_breaker overrides them.
+    breaker_failure_threshold = 5       # consecutive transient failures that open it
+    breaker_cooldown_seconds = 30.0     # open this long, then one probe (half-open)
+    breaker_success_threshold = 2       # consecutive successes in half-open that close it
+
+    # When GetToolStats, `errord stats` and /metrics flag a tool.
+    alert_failure_rate = 0.05           # recent failures per execution above this
+    alert_mean_duration_seconds = 5.0   # recent mean duration above this
+    alert_window_seconds = 300          # "recent": 60 to 3600, in whole minutes
+    alert_min_executions = 10           # recent executions before the rate is judged
 
 Relative paths in the file are relative to the file's directory.
 """
@@ -21,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from errord.errors import ConfigError
+from errord.health import AlertThresholds
+from errord.manifests.model import BreakerPolicy
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d{1,5})$")
@@ -64,15 +78,55 @@ class Settings:
     """debug, info, warning or error."""
     reflection: bool | None = None
     """Server reflection; None turns it on for loopback and unix sockets only."""
+    metrics_listen: str | None = None
+    """host:port of the Prometheus HTTP endpoint; None for none."""
+    breaker_failure_threshold: int = BreakerPolicy.failure_threshold
+    breaker_cooldown_seconds: float = BreakerPolicy.cooldown
+    breaker_success_threshold: int = BreakerPolicy.success_threshold
+    alert_failure_rate: float = AlertThresholds.failure_rate
+    alert_mean_duration_seconds: float = AlertThresholds.mean_duration
+    alert_window_seconds: float = AlertThresholds.window
+    alert_min_executions: int = AlertThresholds.min_executions
 
     def __post_init__(self) -> None:
         problem = check_listen(self.listen)
         if problem:
             raise ConfigError(f"listen: {problem}")
+        if self.metrics_listen is not None:
+            if self.metrics_listen.startswith("unix:"):
+                problem = "expected host:port; the metrics endpoint is HTTP over TCP"
+            else:
+                problem = check_listen(self.metrics_listen)
+            if problem:
+                raise ConfigError(f"metrics_listen: {problem}")
+        try:
+            self.breaker_defaults()
+            self.alert_thresholds()
+        except ValueError as error:  # "setting must ...": name the setting as the others do
+            setting, _, problem = str(error).partition(" ")
+            raise ConfigError(f"{setting}: {problem}") from error
         if self.shutdown_grace_seconds < 0:
             raise ConfigError("shutdown_grace_seconds: must not be negative")
         if self.log_level.lower() not in LOG_LEVELS:
             raise ConfigError(f"log_level: expected one of {', '.join(LOG_LEVELS)}")
+
+    def breaker_defaults(self) -> BreakerPolicy:
+        try:
+            return BreakerPolicy(
+                failure_threshold=self.breaker_failure_threshold,
+                cooldown=self.breaker_cooldown_seconds,
+                success_threshold=self.breaker_success_threshold,
+            )
+        except ValueError as error:
+            raise ValueError(f"breaker_{error}".replace("cooldown", "cooldown_seconds")) from None
+
+    def alert_thresholds(self) -> AlertThresholds:
+        return AlertThresholds(
+            failure_rate=self.alert_failure_rate,
+            mean_duration=self.alert_mean_duration_seconds,
+            window=self.alert_window_seconds,
+            min_executions=self.alert_min_executions,
+        )
 
     @property
     def logging_level(self) -> int:
@@ -111,6 +165,14 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "shutdown_grace_seconds": (int, float),
         "log_level": (str,),
         "reflection": (bool,),
+        "metrics_listen": (str,),
+        "breaker_failure_threshold": (int,),
+        "breaker_cooldown_seconds": (int, float),
+        "breaker_success_threshold": (int,),
+        "alert_failure_rate": (int, float),
+        "alert_mean_duration_seconds": (int, float),
+        "alert_window_seconds": (int, float),
+        "alert_min_executions": (int,),
     }
     where = f"{path}:{line_of(text, key)}"
     if key not in types:

@@ -83,6 +83,13 @@ class TurnNotFound(ErrordError):
     """No trace events exist for the turn asked about."""
 
 
+class ToolNotFound(ErrordError):
+    """A tool with no manifest that errord has never seen a report of."""
+
+    def __init__(self, tool: str) -> None:
+        super().__init__(f"no tool {tool!r}: it has no manifest and errord has no report of it")
+
+
 class WatcherFellBehind(ErrordError):
     """A trace watcher read too slowly and its backlog overflowed."""
 

@@ -13,14 +13,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
+from datetime import timedelta
 from typing import Any, TypeAlias, TypeVar
 
 from errord.clock import Clock
+from errord.decide import breaker as breakers
 from errord.decide.engine import Engine
-from errord.decide.events import EventDetail, EventKind, FailureEvent, OutcomeEvent, TraceEvent
-from errord.decide.model import Decision, FailureReport, OutcomeReport, ReportKey
-from errord.errors import ReportConflict, StoreError, TurnNotFound
+from errord.decide.events import (
+    BreakerChanged,
+    EventDetail,
+    EventKind,
+    FailureEvent,
+    OutcomeEvent,
+    TraceEvent,
+)
+from errord.decide.model import BreakerState, Decision, FailureReport, OutcomeReport, ReportKey
+from errord.errors import ReportConflict, StoreError, ToolNotFound, TurnNotFound
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.state.projection import Projection
 from errord.state.projections import Projections
@@ -81,6 +90,43 @@ class ErrorHandler:
         finally:
             self._let_go(held)
         return await answer
+
+    async def reset_breaker(self, tool: str, *, by: str = "") -> TraceEvent:
+        """Close ``tool``'s breaker and zero its counters; the recorded event.
+
+        Raises ToolNotFound for a tool with no manifest and no recorded report.
+        """
+        return await self._change_breaker(tool, lambda state: breakers.reset(state), by)
+
+    async def force_open_breaker(
+        self, tool: str, *, duration: float | None, by: str = ""
+    ) -> TraceEvent:
+        """Open ``tool``'s breaker for ``duration`` seconds, or until reset when None."""
+        now = self._clock.now()
+        until = None if duration is None else now + timedelta(seconds=duration)
+        return await self._change_breaker(
+            tool, lambda state: breakers.force_open(state, now, until), by
+        )
+
+    async def _change_breaker(
+        self, tool: str, change: Callable[[BreakerState | None], breakers.Stepped], by: str
+    ) -> TraceEvent:
+        state = self._state
+        held = await self._read_missing(((state.breakers, tool), (state.tool_stats, tool)))
+        try:
+            if tool not in self.manifests and not state.has_tool(tool):
+                raise ToolNotFound(tool)
+            [(kind, after)] = change(state.breakers.view(tool)).changes
+            event = BreakerChanged(tool=tool, change=kind, breaker=after, by=by)
+            unit = self._store.submit([event])
+        finally:
+            self._let_go(held)
+        try:
+            await asyncio.shield(unit.done)
+        except DuplicateEvent as error:  # only if another process wrote the same generation
+            raise StoreError(f"the breaker of {tool!r} changed meanwhile; try again") from error
+        log.info("breaker of %s: %s%s", tool, kind.value.lower(), f" by {by}" if by else "")
+        return unit.events[-1]
 
     async def turn_trace(
         self, turn_id: str, *, after: int = 0, limit: int | None = None
@@ -205,20 +251,25 @@ class ErrorHandler:
         return (tool, *self.manifests.manifest_for(tool)[0].alternatives)
 
     async def _hold(self, key: ReportKey, tools: tuple[str, ...]) -> _Held:
-        """Make sure the projections hold the call and the turn of ``key`` and the
-        breakers of ``tools``.
+        """Make sure the projections hold every state a report reads or changes: the call
+        and the turn of ``key``, its tool's statistics, and the breakers of ``tools``.
 
         In the steady state they do, and this returns at once, without awaiting.
         When a projection dropped one of them for room, all are pinned (so that
         no commit drops them meanwhile) and the missing ones are read back; the
         caller decides, then lets go of the pins, without awaiting in between.
         """
-        breakers = self._state.breakers
+        state = self._state
         wanted: _Held = (
-            (self._state.calls, key.call),
-            (self._state.turns, key.turn_id),
-            *((breakers, tool) for tool in tools),
+            (state.calls, key.call),
+            (state.turns, key.turn_id),
+            (state.tool_stats, key.tool),
+            *((state.breakers, tool) for tool in tools),
         )
+        return await self._read_missing(wanted)
+
+    async def _read_missing(self, wanted: _Held) -> _Held:
+        """Pin ``wanted`` and read back the keys missing from memory; () when none is."""
         missing = [(projection, k) for projection, k in wanted if projection.missing(k)]
         if not missing:
             return ()

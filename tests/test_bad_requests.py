@@ -15,6 +15,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from errord.state.feed import TraceFeed
+from errord.wire.operator import OperatorService
 from errord.wire.server import start_server
 from errord.wire.service import ErrorHandlerService
 from tests.conftest import InProcessDaemon
@@ -210,7 +211,12 @@ async def test_a_bug_is_answered_internal_never_unknown_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     engine: Any = BrokenEngine()
-    running = await start_server("127.0.0.1:0", ErrorHandlerService(engine, TraceFeed()))
+    unused: Any = None
+    running = await start_server(
+        "127.0.0.1:0",
+        ErrorHandlerService(engine, TraceFeed()),
+        OperatorService(unused, unused, unused),
+    )
     try:
         async with grpc.aio.insecure_channel(running.address) as opened:
             with pytest.raises(grpc.aio.AioRpcError) as failed:

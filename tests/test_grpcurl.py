@@ -148,7 +148,12 @@ def test_grpcurl_reads_the_turn_trace_in_order(errord: DaemonProcess) -> None:
         first["decision_id"],
         second["decision_id"],
     ]
-    assert events[3]["outcome"] == {"outcome": "OUTCOME_SUCCESS", "duration": "0.250s"}
+    assert events[3]["outcome"] == {
+        "outcome": "OUTCOME_SUCCESS",
+        "duration": "0.250s",
+        # The success ended the two consecutive failures the breaker had counted.
+        "breaker": {"phase": "BREAKER_PHASE_CLOSED"},
+    }
     sequences = [int(e["sequence"]) for e in events]
     assert sequences == sorted(sequences)
 

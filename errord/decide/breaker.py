@@ -176,12 +176,13 @@ class _Run:
     def succeed(self) -> None:
         self.breaker.call(_do_nothing)
 
-    def result(self, *, clear_probe: bool) -> Stepped:
-        """The state after the step, each transition numbered; a transition ends any probe."""
+    def result(self) -> Stepped:
+        """The state after the step, each transition numbered; whatever the step, a probe
+        whose result it was has ended."""
         seen = self.listener.seen
         final = self.storage.value
         if not seen:
-            return Stepped(structs.replace(final, probe=None) if clear_probe else final)
+            return Stepped(structs.replace(final, probe=None) if final.probe else final)
         changes = []
         for number, (change, after) in enumerate(seen, start=1):
             if number == len(seen):
@@ -218,19 +219,22 @@ def on_failure(
 ) -> Stepped:
     """The breaker after a reported failure of ``attempt`` (turn, call, attempt).
 
-    Permanent errors never count. While open (cooldown not over) nothing counts: the
-    tool is not being called on errord's advice. The failed probe reopens the breaker.
+    Permanent errors never count. Closed, a transient failure counts towards opening.
+    Open, nothing counts; once the cooldown is over the report half-opens the breaker,
+    so that its retry can be the probe. Half-open, only the probe's failure counts:
+    it reopens the breaker.
     """
     state = state or CLOSED_BREAKER
     if not transient:
         return Stepped(state)
     run = _Run.over(state, policy, now)
-    run.half_open_if_due(now)
-    if run.storage.value.phase is BreakerPhase.OPEN:
-        return run.result(clear_probe=False)
+    if state.phase is BreakerPhase.OPEN:
+        run.half_open_if_due(now)
+        return run.result()
+    if state.phase is BreakerPhase.HALF_OPEN and not _is_probe(state, attempt):
+        return Stepped(state)
     run.fail()
-    probe = state.probe
-    return run.result(clear_probe=probe is not None and probe.is_attempt(*attempt))
+    return run.result()
 
 
 def on_outcome(
@@ -243,24 +247,27 @@ def on_outcome(
 ) -> Stepped:
     """The breaker after an attempt's reported outcome.
 
-    A success counts (closed: the consecutive failures start over; half-open: towards
-    closing). A failed outcome counts only for the probe, whose failure reopens the
-    breaker; any other attempt's failure is counted by its ReportFailure.
+    Closed, a success starts the count of consecutive failures over (a failed outcome
+    was counted by its ReportFailure). Open, nothing counts. Half-open, only the probe's
+    outcome counts: a success towards closing, a failure reopens.
     """
     state = state or CLOSED_BREAKER
-    probe = state.probe
-    is_probe = probe is not None and probe.is_attempt(*attempt)
-    if not succeeded and not is_probe:
+    if state.phase is BreakerPhase.OPEN:
+        return Stepped(state)
+    if state.phase is BreakerPhase.HALF_OPEN and not _is_probe(state, attempt):
+        return Stepped(state)
+    if state.phase is BreakerPhase.CLOSED and not succeeded:
         return Stepped(state)
     run = _Run.over(state, policy, now)
-    run.half_open_if_due(now)
-    if run.storage.value.phase is BreakerPhase.OPEN:
-        return run.result(clear_probe=False)
     if succeeded:
         run.succeed()
     else:
         run.fail()
-    return run.result(clear_probe=is_probe)
+    return run.result()
+
+
+def _is_probe(state: BreakerState, attempt: tuple[str, str, int]) -> bool:
+    return state.probe is not None and state.probe.is_attempt(*attempt)
 
 
 def with_probe(state: BreakerState, probe: Probe) -> BreakerState:

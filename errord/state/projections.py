@@ -1,6 +1,6 @@
 """The projections decisions read, as one state model for the writer.
 
-Calls, turns and breakers; turn plans and episodic memory join here as more
+Calls, turns, breakers and tool statistics; turn plans and episodic memory join here as more
 projections, each a ``Fold`` over the same trace.
 """
 
@@ -16,6 +16,7 @@ from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
 from errord.state.projection import Projection, Staged
 from errord.state.store.rows import WriteRow, state_row
+from errord.state.tool_stats import ToolStats, ToolStatsFold
 from errord.state.turns import TurnFold, TurnState
 
 DEFAULT_CAPACITY = 100_000
@@ -38,13 +39,23 @@ class StagedBatch:
 
 
 class Projections:
-    """Calls, turns and breakers, reserved, staged and committed together."""
+    """Calls, turns, breakers and tool statistics, reserved, staged and committed together."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.calls: Projection[CallKey, CallState] = Projection(CallFold(), capacity)
         self.turns: Projection[str, TurnState] = Projection(TurnFold(), capacity)
         self.breakers: Projection[str, BreakerState] = Projection(BreakerFold(), capacity)
-        self.all: tuple[Projection[Any, Any], ...] = (self.calls, self.turns, self.breakers)
+        self.tool_stats: Projection[str, ToolStats] = Projection(ToolStatsFold(), capacity)
+        self.all: tuple[Projection[Any, Any], ...] = (
+            self.calls,
+            self.turns,
+            self.breakers,
+            self.tool_stats,
+        )
+
+    def has_tool(self, tool: str) -> bool:
+        """True when a report of ``tool`` was recorded (or is being committed)."""
+        return self.breakers.view(tool) is not None or self.tool_stats.view(tool) is not None
 
     def reserve(self, events: Sequence[TraceEvent]) -> None:
         for projection in self.all:

@@ -17,9 +17,12 @@ from typing import TypeVar
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
-from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent, TurnBegan
+from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent, TurnBegan
 from errord.decide.model import (
     Action,
+    BreakerChange,
+    BreakerPhase,
+    BreakerState,
     Decision,
     ErrorClass,
     ErrorCode,
@@ -61,6 +64,8 @@ WIRE_CODES = {member: f"ERROR_CODE_{member.value}" for member in ErrorCode}
 WIRE_CLASSES = {member: f"ERROR_CLASS_{member.value}" for member in ErrorClass}
 WIRE_ACTIONS = {member: f"RECOVERY_ACTION_{member.value}" for member in Action}
 WIRE_OUTCOMES = {member: f"OUTCOME_{member.value}" for member in Outcome}
+WIRE_PHASES = {member: f"BREAKER_PHASE_{member.value}" for member in BreakerPhase}
+WIRE_CHANGES = {member: f"BREAKER_CHANGE_{member.value}" for member in BreakerChange}
 
 
 class Violations:
@@ -332,6 +337,26 @@ def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
         message.delay.CopyFrom(duration(decision.delay))
     if decision.next_attempt_timeout is not None:
         message.next_attempt_timeout.CopyFrom(duration(decision.next_attempt_timeout))
+    if decision.breaker is not None:
+        message.breaker.CopyFrom(breaker_state_to_proto(decision.breaker))
+        message.probe = decision.probe
+    return message
+
+
+def breaker_state_to_proto(state: BreakerState) -> pb.BreakerState:
+    message = pb.BreakerState(
+        phase=WIRE_PHASES[state.phase],
+        consecutive_failures=state.failures,
+        consecutive_successes=state.successes,
+        opens=state.opens,
+        probe_in_flight=state.probe is not None,
+    )
+    if state.opened_at is not None:
+        message.opened_at.CopyFrom(timestamp(state.opened_at))
+    if state.half_opens_at is not None:
+        message.half_opens_at.CopyFrom(timestamp(state.half_opens_at))
+    if state.probe is not None:
+        message.probe_until.CopyFrom(timestamp(state.probe.until))
     return message
 
 
@@ -352,8 +377,19 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
                 decision_id=detail.report.decision_id,
             )
         )
+        if detail.breaker is not None:
+            message.outcome.breaker.CopyFrom(breaker_state_to_proto(detail.breaker))
     elif isinstance(detail, TurnBegan):
         message.turn_began.CopyFrom(pb.TurnBeganEvent(implicit=detail.implicit))
+    elif isinstance(detail, BreakerChanged):
+        message.tool = detail.tool
+        message.breaker.CopyFrom(
+            pb.BreakerEvent(
+                change=WIRE_CHANGES[detail.change],
+                breaker=breaker_state_to_proto(detail.breaker),
+                by=detail.by,
+            )
+        )
     return message
 
 

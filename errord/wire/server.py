@@ -1,4 +1,4 @@
-"""The grpc.aio server: errord's service, the standard health service, reflection."""
+"""The grpc.aio server: errord's services, the standard health service, reflection."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from errord.errors import ListenError
-from errord.wire.service import SERVICE_NAME, ErrorHandlerService, rpc_handlers
+from errord.wire import operator, service
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 SERVER_OPTIONS = [
@@ -28,17 +28,24 @@ class RunningServer:
 
 
 async def start_server(
-    listen: str, service: ErrorHandlerService, *, reflection_on: bool | None = None
+    listen: str,
+    errors: service.ErrorHandlerService,
+    operators: operator.OperatorService,
+    *,
+    reflection_on: bool | None = None,
 ) -> RunningServer:
     """Bind ``listen`` and start serving; reflection defaults to on for local addresses."""
     server = grpc.aio.server(options=SERVER_OPTIONS)
-    server.add_generic_rpc_handlers((rpc_handlers(service),))
+    server.add_generic_rpc_handlers(
+        (service.rpc_handlers(errors), operator.rpc_handlers(operators))
+    )
     checker = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     if reflection_on is None:
         reflection_on = is_local(listen)
+    served = (service.SERVICE_NAME, operator.SERVICE_NAME)
     if reflection_on:
-        names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+        names = (*served, health.SERVICE_NAME, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, server)
     try:
         port = server.add_insecure_port(listen)
@@ -46,7 +53,8 @@ async def start_server(
         raise ListenError(f"cannot listen on {listen}: {error}") from error
     await server.start()
     await checker.set("", SERVING)
-    await checker.set(SERVICE_NAME, SERVING)
+    for name in served:
+        await checker.set(name, SERVING)
     return RunningServer(server, checker, bound_address(listen, port))
 
 

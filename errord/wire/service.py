@@ -24,6 +24,7 @@ from errord.errors import (
     InvalidRequest,
     ReportConflict,
     StoreError,
+    ToolNotFound,
     TurnNotFound,
     WatcherFellBehind,
 )
@@ -38,6 +39,7 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ErrorHandlerService"].full_name
 STATUS_CODES: dict[type[ErrordError], grpc.StatusCode] = {
     InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
     TurnNotFound: grpc.StatusCode.NOT_FOUND,
+    ToolNotFound: grpc.StatusCode.NOT_FOUND,
     ReportConflict: grpc.StatusCode.ALREADY_EXISTS,
     WatcherFellBehind: grpc.StatusCode.RESOURCE_EXHAUSTED,
     StoreError: grpc.StatusCode.UNAVAILABLE,

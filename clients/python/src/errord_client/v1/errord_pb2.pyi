@@ -49,6 +49,29 @@ class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     OUTCOME_UNSPECIFIED: _ClassVar[Outcome]
     OUTCOME_SUCCESS: _ClassVar[Outcome]
     OUTCOME_FAILURE: _ClassVar[Outcome]
+
+class BreakerPhase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BREAKER_PHASE_UNSPECIFIED: _ClassVar[BreakerPhase]
+    BREAKER_PHASE_CLOSED: _ClassVar[BreakerPhase]
+    BREAKER_PHASE_OPEN: _ClassVar[BreakerPhase]
+    BREAKER_PHASE_HALF_OPEN: _ClassVar[BreakerPhase]
+
+class BreakerChange(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BREAKER_CHANGE_UNSPECIFIED: _ClassVar[BreakerChange]
+    BREAKER_CHANGE_OPENED: _ClassVar[BreakerChange]
+    BREAKER_CHANGE_HALF_OPENED: _ClassVar[BreakerChange]
+    BREAKER_CHANGE_CLOSED: _ClassVar[BreakerChange]
+    BREAKER_CHANGE_RESET: _ClassVar[BreakerChange]
+    BREAKER_CHANGE_FORCED_OPEN: _ClassVar[BreakerChange]
+
+class AlertKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ALERT_KIND_UNSPECIFIED: _ClassVar[AlertKind]
+    ALERT_KIND_FAILURE_RATE: _ClassVar[AlertKind]
+    ALERT_KIND_SLOW: _ClassVar[AlertKind]
+    ALERT_KIND_BREAKER_TRIPPED: _ClassVar[AlertKind]
 ERROR_CODE_UNSPECIFIED: ErrorCode
 ERROR_CODE_TIMEOUT: ErrorCode
 ERROR_CODE_CONNECTION: ErrorCode
@@ -75,6 +98,40 @@ RECOVERY_ACTION_FAIL: RecoveryAction
 OUTCOME_UNSPECIFIED: Outcome
 OUTCOME_SUCCESS: Outcome
 OUTCOME_FAILURE: Outcome
+BREAKER_PHASE_UNSPECIFIED: BreakerPhase
+BREAKER_PHASE_CLOSED: BreakerPhase
+BREAKER_PHASE_OPEN: BreakerPhase
+BREAKER_PHASE_HALF_OPEN: BreakerPhase
+BREAKER_CHANGE_UNSPECIFIED: BreakerChange
+BREAKER_CHANGE_OPENED: BreakerChange
+BREAKER_CHANGE_HALF_OPENED: BreakerChange
+BREAKER_CHANGE_CLOSED: BreakerChange
+BREAKER_CHANGE_RESET: BreakerChange
+BREAKER_CHANGE_FORCED_OPEN: BreakerChange
+ALERT_KIND_UNSPECIFIED: AlertKind
+ALERT_KIND_FAILURE_RATE: AlertKind
+ALERT_KIND_SLOW: AlertKind
+ALERT_KIND_BREAKER_TRIPPED: AlertKind
+
+class BreakerState(_message.Message):
+    __slots__ = ("phase", "consecutive_failures", "consecutive_successes", "opened_at", "half_opens_at", "opens", "probe_in_flight", "probe_until")
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    CONSECUTIVE_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    CONSECUTIVE_SUCCESSES_FIELD_NUMBER: _ClassVar[int]
+    OPENED_AT_FIELD_NUMBER: _ClassVar[int]
+    HALF_OPENS_AT_FIELD_NUMBER: _ClassVar[int]
+    OPENS_FIELD_NUMBER: _ClassVar[int]
+    PROBE_IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    PROBE_UNTIL_FIELD_NUMBER: _ClassVar[int]
+    phase: BreakerPhase
+    consecutive_failures: int
+    consecutive_successes: int
+    opened_at: _timestamp_pb2.Timestamp
+    half_opens_at: _timestamp_pb2.Timestamp
+    opens: int
+    probe_in_flight: bool
+    probe_until: _timestamp_pb2.Timestamp
+    def __init__(self, phase: _Optional[_Union[BreakerPhase, str]] = ..., consecutive_failures: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., opened_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., half_opens_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., opens: _Optional[int] = ..., probe_in_flight: _Optional[bool] = ..., probe_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ToolError(_message.Message):
     __slots__ = ("code", "http_status", "exception_type", "message", "retry_after", "retry_at", "partial_result")
@@ -105,7 +162,7 @@ class Classification(_message.Message):
     def __init__(self, error_class: _Optional[_Union[ErrorClass, str]] = ..., code: _Optional[_Union[ErrorCode, str]] = ..., rule: _Optional[str] = ...) -> None: ...
 
 class RecoveryDecision(_message.Message):
-    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message")
+    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe")
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DELAY_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +180,8 @@ class RecoveryDecision(_message.Message):
     DECIDED_AT_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_POLICY_FIELD_NUMBER: _ClassVar[int]
     TECHNICAL_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
+    PROBE_FIELD_NUMBER: _ClassVar[int]
     decision_id: str
     action: RecoveryAction
     delay: _duration_pb2.Duration
@@ -140,7 +199,9 @@ class RecoveryDecision(_message.Message):
     decided_at: _timestamp_pb2.Timestamp
     default_policy: bool
     technical_message: str
-    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ...) -> None: ...
+    breaker: BreakerState
+    probe: bool
+    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., probe: _Optional[bool] = ...) -> None: ...
 
 class ReportFailureRequest(_message.Message):
     __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed")
@@ -229,7 +290,7 @@ class WatchTraceResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
-    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began")
+    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -239,6 +300,7 @@ class TraceEvent(_message.Message):
     FAILURE_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     TURN_BEGAN_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     time: _timestamp_pb2.Timestamp
     turn_id: str
@@ -248,7 +310,8 @@ class TraceEvent(_message.Message):
     failure: FailureEvent
     outcome: OutcomeEvent
     turn_began: TurnBeganEvent
-    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ...) -> None: ...
+    breaker: BreakerEvent
+    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ...) -> None: ...
 
 class FailureEvent(_message.Message):
     __slots__ = ("error", "arguments", "elapsed", "decision")
@@ -263,17 +326,202 @@ class FailureEvent(_message.Message):
     def __init__(self, error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision: _Optional[_Union[RecoveryDecision, _Mapping]] = ...) -> None: ...
 
 class OutcomeEvent(_message.Message):
-    __slots__ = ("outcome", "duration", "decision_id")
+    __slots__ = ("outcome", "duration", "decision_id", "breaker")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     DURATION_FIELD_NUMBER: _ClassVar[int]
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
     outcome: Outcome
     duration: _duration_pb2.Duration
     decision_id: str
-    def __init__(self, outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ...) -> None: ...
+    breaker: BreakerState
+    def __init__(self, outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ...) -> None: ...
 
 class TurnBeganEvent(_message.Message):
     __slots__ = ("implicit",)
     IMPLICIT_FIELD_NUMBER: _ClassVar[int]
     implicit: bool
     def __init__(self, implicit: _Optional[bool] = ...) -> None: ...
+
+class BreakerEvent(_message.Message):
+    __slots__ = ("change", "breaker", "by")
+    CHANGE_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    change: BreakerChange
+    breaker: BreakerState
+    by: str
+    def __init__(self, change: _Optional[_Union[BreakerChange, str]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., by: _Optional[str] = ...) -> None: ...
+
+class Breaker(_message.Message):
+    __slots__ = ("tool", "state", "effective_phase", "half_opens_in", "failure_threshold", "success_threshold", "cooldown")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_PHASE_FIELD_NUMBER: _ClassVar[int]
+    HALF_OPENS_IN_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    COOLDOWN_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    state: BreakerState
+    effective_phase: BreakerPhase
+    half_opens_in: _duration_pb2.Duration
+    failure_threshold: int
+    success_threshold: int
+    cooldown: _duration_pb2.Duration
+    def __init__(self, tool: _Optional[str] = ..., state: _Optional[_Union[BreakerState, _Mapping]] = ..., effective_phase: _Optional[_Union[BreakerPhase, str]] = ..., half_opens_in: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failure_threshold: _Optional[int] = ..., success_threshold: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ListBreakersRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListBreakersResponse(_message.Message):
+    __slots__ = ("breakers",)
+    BREAKERS_FIELD_NUMBER: _ClassVar[int]
+    breakers: _containers.RepeatedCompositeFieldContainer[Breaker]
+    def __init__(self, breakers: _Optional[_Iterable[_Union[Breaker, _Mapping]]] = ...) -> None: ...
+
+class GetBreakerRequest(_message.Message):
+    __slots__ = ("tool",)
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    def __init__(self, tool: _Optional[str] = ...) -> None: ...
+
+class GetBreakerResponse(_message.Message):
+    __slots__ = ("breaker",)
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
+    breaker: Breaker
+    def __init__(self, breaker: _Optional[_Union[Breaker, _Mapping]] = ...) -> None: ...
+
+class ResetBreakerRequest(_message.Message):
+    __slots__ = ("tool", "by")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    by: str
+    def __init__(self, tool: _Optional[str] = ..., by: _Optional[str] = ...) -> None: ...
+
+class ResetBreakerResponse(_message.Message):
+    __slots__ = ("breaker", "event")
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    breaker: Breaker
+    event: TraceEvent
+    def __init__(self, breaker: _Optional[_Union[Breaker, _Mapping]] = ..., event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
+
+class ForceOpenBreakerRequest(_message.Message):
+    __slots__ = ("tool", "duration", "by")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    duration: _duration_pb2.Duration
+    by: str
+    def __init__(self, tool: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., by: _Optional[str] = ...) -> None: ...
+
+class ForceOpenBreakerResponse(_message.Message):
+    __slots__ = ("breaker", "event")
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    breaker: Breaker
+    event: TraceEvent
+    def __init__(self, breaker: _Optional[_Union[Breaker, _Mapping]] = ..., event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
+
+class GetToolStatsRequest(_message.Message):
+    __slots__ = ("tool",)
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    def __init__(self, tool: _Optional[str] = ...) -> None: ...
+
+class GetToolStatsResponse(_message.Message):
+    __slots__ = ("tools", "window")
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    tools: _containers.RepeatedCompositeFieldContainer[ToolStats]
+    window: _duration_pb2.Duration
+    def __init__(self, tools: _Optional[_Iterable[_Union[ToolStats, _Mapping]]] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ToolStats(_message.Message):
+    __slots__ = ("tool", "executions", "successes", "errors", "transient_errors", "permanent_errors", "timeouts", "retries", "retry_successes", "retry_success_rate", "breaker_opens", "failure_rate", "mean_duration", "p95_duration", "errors_by_code", "errors_by_exception", "decisions", "recent", "breaker", "alerts")
+    class ErrorsByCodeEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class ErrorsByExceptionEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class DecisionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    SUCCESSES_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    TRANSIENT_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    PERMANENT_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    RETRIES_FIELD_NUMBER: _ClassVar[int]
+    RETRY_SUCCESSES_FIELD_NUMBER: _ClassVar[int]
+    RETRY_SUCCESS_RATE_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_OPENS_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_RATE_FIELD_NUMBER: _ClassVar[int]
+    MEAN_DURATION_FIELD_NUMBER: _ClassVar[int]
+    P95_DURATION_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_BY_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_BY_EXCEPTION_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    RECENT_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
+    ALERTS_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    executions: int
+    successes: int
+    errors: int
+    transient_errors: int
+    permanent_errors: int
+    timeouts: int
+    retries: int
+    retry_successes: int
+    retry_success_rate: float
+    breaker_opens: int
+    failure_rate: float
+    mean_duration: _duration_pb2.Duration
+    p95_duration: _duration_pb2.Duration
+    errors_by_code: _containers.ScalarMap[str, int]
+    errors_by_exception: _containers.ScalarMap[str, int]
+    decisions: _containers.ScalarMap[str, int]
+    recent: RecentStats
+    breaker: Breaker
+    alerts: _containers.RepeatedCompositeFieldContainer[ToolAlert]
+    def __init__(self, tool: _Optional[str] = ..., executions: _Optional[int] = ..., successes: _Optional[int] = ..., errors: _Optional[int] = ..., transient_errors: _Optional[int] = ..., permanent_errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., retries: _Optional[int] = ..., retry_successes: _Optional[int] = ..., retry_success_rate: _Optional[float] = ..., breaker_opens: _Optional[int] = ..., failure_rate: _Optional[float] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., p95_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., errors_by_code: _Optional[_Mapping[str, int]] = ..., errors_by_exception: _Optional[_Mapping[str, int]] = ..., decisions: _Optional[_Mapping[str, int]] = ..., recent: _Optional[_Union[RecentStats, _Mapping]] = ..., breaker: _Optional[_Union[Breaker, _Mapping]] = ..., alerts: _Optional[_Iterable[_Union[ToolAlert, _Mapping]]] = ...) -> None: ...
+
+class RecentStats(_message.Message):
+    __slots__ = ("executions", "errors", "failure_rate", "mean_duration")
+    EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_RATE_FIELD_NUMBER: _ClassVar[int]
+    MEAN_DURATION_FIELD_NUMBER: _ClassVar[int]
+    executions: int
+    errors: int
+    failure_rate: float
+    mean_duration: _duration_pb2.Duration
+    def __init__(self, executions: _Optional[int] = ..., errors: _Optional[int] = ..., failure_rate: _Optional[float] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ToolAlert(_message.Message):
+    __slots__ = ("kind", "message")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    kind: AlertKind
+    message: str
+    def __init__(self, kind: _Optional[_Union[AlertKind, str]] = ..., message: _Optional[str] = ...) -> None: ...

@@ -234,3 +234,262 @@ class ErrorHandlerService:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class OperatorServiceStub:
+    """OperatorService shows each tool's circuit breaker and statistics, and lets an
+    operator reset a breaker or force it open.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.ListBreakers = channel.unary_unary(
+                '/errord.v1.OperatorService/ListBreakers',
+                request_serializer=errord_dot_v1_dot_errord__pb2.ListBreakersRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.ListBreakersResponse.FromString,
+                _registered_method=True)
+        self.GetBreaker = channel.unary_unary(
+                '/errord.v1.OperatorService/GetBreaker',
+                request_serializer=errord_dot_v1_dot_errord__pb2.GetBreakerRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.GetBreakerResponse.FromString,
+                _registered_method=True)
+        self.ResetBreaker = channel.unary_unary(
+                '/errord.v1.OperatorService/ResetBreaker',
+                request_serializer=errord_dot_v1_dot_errord__pb2.ResetBreakerRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.ResetBreakerResponse.FromString,
+                _registered_method=True)
+        self.ForceOpenBreaker = channel.unary_unary(
+                '/errord.v1.OperatorService/ForceOpenBreaker',
+                request_serializer=errord_dot_v1_dot_errord__pb2.ForceOpenBreakerRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.ForceOpenBreakerResponse.FromString,
+                _registered_method=True)
+        self.GetToolStats = channel.unary_unary(
+                '/errord.v1.OperatorService/GetToolStats',
+                request_serializer=errord_dot_v1_dot_errord__pb2.GetToolStatsRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.GetToolStatsResponse.FromString,
+                _registered_method=True)
+
+
+class OperatorServiceServicer:
+    """OperatorService shows each tool's circuit breaker and statistics, and lets an
+    operator reset a breaker or force it open.
+    """
+
+    def ListBreakers(self, request, context):
+        """ListBreakers returns the breaker of every tool with a manifest or a
+        recorded failure, by tool name.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBreaker(self, request, context):
+        """GetBreaker returns one tool's breaker; NOT_FOUND for a tool errord does
+        not know.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResetBreaker(self, request, context):
+        """ResetBreaker closes a tool's breaker and zeroes its counters (seed 000
+        resetCircuitBreaker); recorded as a trace event.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForceOpenBreaker(self, request, context):
+        """ForceOpenBreaker opens a tool's breaker for maintenance, for a duration
+        or until ResetBreaker; recorded as a trace event.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetToolStats(self, request, context):
+        """GetToolStats returns the statistics and alerts of one tool, or of all.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_OperatorServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'ListBreakers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBreakers,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.ListBreakersRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.ListBreakersResponse.SerializeToString,
+            ),
+            'GetBreaker': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBreaker,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.GetBreakerRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.GetBreakerResponse.SerializeToString,
+            ),
+            'ResetBreaker': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResetBreaker,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.ResetBreakerRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.ResetBreakerResponse.SerializeToString,
+            ),
+            'ForceOpenBreaker': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForceOpenBreaker,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.ForceOpenBreakerRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.ForceOpenBreakerResponse.SerializeToString,
+            ),
+            'GetToolStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetToolStats,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.GetToolStatsRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.GetToolStatsResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'errord.v1.OperatorService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('errord.v1.OperatorService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class OperatorService:
+    """OperatorService shows each tool's circuit breaker and statistics, and lets an
+    operator reset a breaker or force it open.
+    """
+
+    @staticmethod
+    def ListBreakers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.OperatorService/ListBreakers',
+            errord_dot_v1_dot_errord__pb2.ListBreakersRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.ListBreakersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBreaker(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.OperatorService/GetBreaker',
+            errord_dot_v1_dot_errord__pb2.GetBreakerRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.GetBreakerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResetBreaker(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.OperatorService/ResetBreaker',
+            errord_dot_v1_dot_errord__pb2.ResetBreakerRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.ResetBreakerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForceOpenBreaker(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.OperatorService/ForceOpenBreaker',
+            errord_dot_v1_dot_errord__pb2.ForceOpenBreakerRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.ForceOpenBreakerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetToolStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.OperatorService/GetToolStats',
+            errord_dot_v1_dot_errord__pb2.GetToolStatsRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.GetToolStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -1,0 +1,174 @@
+"""Each tool's health as operators read it: breaker, statistics, alerts.
+
+One read model over the breaker and statistics projections and the manifests,
+shared by GetToolStats, the breaker RPCs, ``errord stats`` and the Prometheus
+endpoint, so that they always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import Enum
+
+from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState
+from errord.manifests.model import BreakerPolicy
+from errord.manifests.snapshot import ManifestSnapshot
+from errord.state.projections import Projections
+from errord.state.tool_stats import Minute, ToolStats
+
+
+@dataclass(frozen=True)
+class AlertThresholds:
+    """When a tool is flagged (seed 000 "Alert Conditions")."""
+
+    failure_rate: float = 0.05
+    """Recent failures per execution above which the tool is flagged."""
+    mean_duration: float = 5.0
+    """Recent mean duration, in seconds, above which the tool is flagged."""
+    window: float = 300.0
+    """Seconds of recent figures the alerts look at, in whole minutes, at most an hour."""
+    min_executions: int = 10
+    """Recent executions needed before the failure rate is judged."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.failure_rate <= 1:
+            raise ValueError("alert_failure_rate must be between 0 and 1")
+        if self.mean_duration <= 0:
+            raise ValueError("alert_mean_duration_seconds must be positive")
+        if not 60 <= self.window <= 3600:
+            raise ValueError("alert_window_seconds must be between 60 and 3600")
+        if self.min_executions < 1:
+            raise ValueError("alert_min_executions must be at least 1")
+
+
+class AlertKind(Enum):
+    FAILURE_RATE = "FAILURE_RATE"
+    SLOW = "SLOW"
+    BREAKER_TRIPPED = "BREAKER_TRIPPED"
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    kind: AlertKind
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class BreakerView:
+    """A tool's breaker with its policy, at one moment."""
+
+    tool: str
+    state: BreakerState
+    policy: BreakerPolicy
+    now: datetime
+
+    @property
+    def phase(self) -> BreakerPhase:
+        return self.state.effective_phase(self.now)
+
+    @property
+    def half_opens_in(self) -> timedelta | None:
+        """Time left until an open breaker half-opens; None when it is not counting down."""
+        until = self.state.half_opens_at
+        if self.phase is not BreakerPhase.OPEN or until is None:
+            return None
+        return until - self.now
+
+
+@dataclass(frozen=True, slots=True)
+class ToolHealth:
+    """One tool's statistics, recent figures, breaker and alerts."""
+
+    tool: str
+    stats: ToolStats
+    recent: Minute
+    breaker: BreakerView
+    alerts: tuple[Alert, ...]
+
+    @property
+    def failure_rate(self) -> float:
+        return _rate(self.stats.errors, self.stats.executions)
+
+    @property
+    def retry_success_rate(self) -> float:
+        return _rate(self.stats.retry_successes, self.stats.retries)
+
+    @property
+    def recent_failure_rate(self) -> float:
+        return _rate(self.recent.errors, self.recent.executions)
+
+    @property
+    def recent_mean_duration(self) -> float:
+        return _rate(self.recent.duration_total, self.recent.durations)
+
+
+class ToolHealthBoard:
+    """Reads tools' health from the projections and the manifests in force."""
+
+    def __init__(
+        self,
+        state: Projections,
+        manifests: Callable[[], ManifestSnapshot],
+        thresholds: AlertThresholds | None = None,
+    ) -> None:
+        self._state = state
+        self._manifests = manifests
+        self.thresholds = thresholds or AlertThresholds()
+
+    def tools(self) -> list[str]:
+        """Every tool with a manifest, a breaker or statistics, by name."""
+        names = set(self._manifests().names)
+        names.update(self._state.breakers.snapshot())
+        names.update(self._state.tool_stats.snapshot())
+        return sorted(names)
+
+    def knows(self, tool: str) -> bool:
+        return tool in self._manifests() or self._state.has_tool(tool)
+
+    def breaker(self, tool: str, now: datetime) -> BreakerView:
+        state = self._state.breakers.view(tool) or CLOSED_BREAKER
+        policy = self._manifests().manifest_for(tool)[0].breaker
+        return BreakerView(tool, state, policy, now)
+
+    def health(self, tool: str, now: datetime) -> ToolHealth:
+        stats = self._state.tool_stats.view(tool) or ToolStats()
+        recent = stats.since(now - timedelta(seconds=self.thresholds.window))
+        breaker = self.breaker(tool, now)
+        health = ToolHealth(tool, stats, recent, breaker, ())
+        return ToolHealth(tool, stats, recent, breaker, self._alerts(health))
+
+    def _alerts(self, health: ToolHealth) -> tuple[Alert, ...]:
+        limits, alerts = self.thresholds, []
+        minutes = round(limits.window / 60)
+        recent = health.recent
+        if recent.executions >= limits.min_executions and (
+            health.recent_failure_rate > limits.failure_rate
+        ):
+            alerts.append(
+                Alert(
+                    AlertKind.FAILURE_RATE,
+                    f"failure rate {health.recent_failure_rate:.1%} over the last {minutes} min "
+                    f"({recent.errors} of {recent.executions}) is above "
+                    f"{limits.failure_rate:.1%}",
+                )
+            )
+        if recent.durations and health.recent_mean_duration > limits.mean_duration:
+            alerts.append(
+                Alert(
+                    AlertKind.SLOW,
+                    f"mean duration {health.recent_mean_duration:.2f} s over the last {minutes} "
+                    f"min is above {limits.mean_duration:g} s",
+                )
+            )
+        phase = health.breaker.phase
+        if phase is not BreakerPhase.CLOSED:
+            alerts.append(
+                Alert(AlertKind.BREAKER_TRIPPED, f"circuit breaker is {phase.value.lower()}")
+            )
+        return tuple(alerts)
+
+
+def _rate(part: float, whole: float) -> float:
+    return part / whole if whole else 0.0

@@ -1,0 +1,179 @@
+"""Prometheus metrics over HTTP: each tool's statistics, breaker and alerts.
+
+The figures are the ones GetToolStats answers with (errord.health), read
+when Prometheus scrapes: the counters are the projection's, so they survive
+restarts and never drift from the trace. prometheus-client serves them from
+its own thread; the collector hands the reading to the event loop, which owns
+the projections, and waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    start_http_server,
+)
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from errord.decide.model import BreakerPhase
+from errord.errors import ListenError
+from errord.health import AlertKind, ToolHealth, ToolHealthBoard
+from errord.state.tool_stats import DURATION_BOUNDS
+
+READ_TIMEOUT = 5.0
+"""Seconds a scrape waits for the event loop before it fails."""
+
+
+class ToolMetrics(Collector):
+    """Builds the errord_tool_* families from every tool's health, on the event loop."""
+
+    def __init__(
+        self,
+        board: ToolHealthBoard,
+        now: Callable[[], datetime],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self._board = board
+        self._now = now
+        self._loop = loop
+
+    def collect(self) -> Iterable[Metric]:
+        """Called in prometheus-client's thread; the reading happens on the loop."""
+        future = asyncio.run_coroutine_threadsafe(self._read(), self._loop)
+        return future.result(READ_TIMEOUT)
+
+    async def _read(self) -> list[Metric]:
+        now = self._now()
+        return tool_families(self._board.health(tool, now) for tool in self._board.tools())
+
+
+def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
+    """The errord_tool_* metric families of ``healths``."""
+    counters = {
+        name: CounterMetricFamily(f"errord_tool_{name}", doc, labels=["tool"])
+        for name, doc in (
+            ("executions", "Attempts reported: failures and successful outcomes."),
+            ("successes", "Successful outcomes reported."),
+            ("timeouts", "Failures classified TIMEOUT."),
+            ("retries", "RETRY decisions."),
+            ("retry_successes", "Successful outcomes of attempts after the first."),
+            ("breaker_opens", "Times the tool's circuit breaker opened."),
+        )
+    }
+    errors = CounterMetricFamily(
+        "errord_tool_errors", "Failures reported, by class.", labels=["tool", "class"]
+    )
+    by_code = CounterMetricFamily(
+        "errord_tool_errors_by_code", "Failures reported, by error code.", labels=["tool", "code"]
+    )
+    by_exception = CounterMetricFamily(
+        "errord_tool_errors_by_exception",
+        "Failures reported, by exception type.",
+        labels=["tool", "exception_type"],
+    )
+    decisions = CounterMetricFamily(
+        "errord_tool_decisions", "Recovery decisions, by action.", labels=["tool", "action"]
+    )
+    durations = HistogramMetricFamily(
+        "errord_tool_duration_seconds", "Durations of attempts, as reported.", labels=["tool"]
+    )
+    failure_ratio = GaugeMetricFamily(
+        "errord_tool_recent_failure_ratio",
+        "Failures per execution over the alert window.",
+        labels=["tool"],
+    )
+    breaker_state = GaugeMetricFamily(
+        "errord_tool_breaker_state",
+        "1 for the phase the tool's circuit breaker is in, 0 for the others.",
+        labels=["tool", "state"],
+    )
+    alerts = GaugeMetricFamily(
+        "errord_tool_alert", "1 while the alert condition holds.", labels=["tool", "alert"]
+    )
+    for health in healths:
+        tool, stats = health.tool, health.stats
+        for name, family in counters.items():
+            family.add_metric([tool], getattr(stats, name))
+        errors.add_metric([tool, "transient"], stats.transient_errors)
+        errors.add_metric([tool, "permanent"], stats.permanent_errors)
+        for code, count in stats.errors_by_code.items():
+            by_code.add_metric([tool, code.value], count)
+        for exception, count in stats.errors_by_exception.items():
+            by_exception.add_metric([tool, exception], count)
+        for action, count in stats.decisions.items():
+            decisions.add_metric([tool, action.value], count)
+        cumulative, buckets = 0, []
+        bounds = (*DURATION_BOUNDS, float("inf"))
+        for bound, count in zip(bounds, stats.durations.buckets, strict=True):
+            cumulative += count
+            buckets.append((_bound(bound), cumulative))
+        durations.add_metric([tool], buckets, stats.durations.total)
+        failure_ratio.add_metric([tool], health.recent_failure_rate)
+        for phase in BreakerPhase:
+            breaker_state.add_metric(
+                [tool, phase.value.lower()], float(phase is health.breaker.phase)
+            )
+        raised = {alert.kind for alert in health.alerts}
+        for kind in AlertKind:
+            alerts.add_metric([tool, kind.value.lower()], float(kind in raised))
+    return [
+        *counters.values(),
+        errors,
+        by_code,
+        by_exception,
+        decisions,
+        durations,
+        failure_ratio,
+        breaker_state,
+        alerts,
+    ]
+
+
+def _bound(bound: float) -> str:
+    return "+Inf" if bound == float("inf") else repr(bound)
+
+
+@dataclass
+class MetricsServer:
+    """The running HTTP endpoint."""
+
+    server: WSGIServer
+    thread: threading.Thread
+    address: str
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+def start_metrics_server(
+    listen: str, board: ToolHealthBoard, now: Callable[[], datetime]
+) -> MetricsServer:
+    """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread."""
+    registry = CollectorRegistry(auto_describe=False)
+    for standard in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+        registry.register(standard)
+    registry.register(ToolMetrics(board, now, asyncio.get_running_loop()))
+    host, port = listen.rsplit(":", 1)
+    try:
+        server, thread = start_http_server(int(port), addr=host.strip("[]"), registry=registry)
+    except OSError as error:
+        raise ListenError(f"cannot serve metrics on {listen}: {error.strerror}") from error
+    return MetricsServer(server, thread, f"{host}:{server.server_port}")

@@ -1,0 +1,106 @@
+"""``errord stats`` and ``errord breaker``: the OperatorService from a shell.
+
+They talk to a running daemon over gRPC, as grpcurl would, and print what it
+answers as text an operator reads at a glance (or, with ``--json``, the
+response as proto3 JSON). A failed call prints the daemon's status and
+message and exits 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import grpc
+from errord_client.v1 import errord_pb2 as pb
+from errord_client.v1 import errord_pb2_grpc
+from google.protobuf import duration_pb2, json_format, message
+
+CALL_TIMEOUT = 10.0
+
+Response = TypeVar("Response", bound=message.Message)
+
+
+def call(
+    address: str, method: Callable[[Any], Callable[..., Response]], request: message.Message
+) -> Response:
+    """``method`` of an OperatorService stub on ``address``, called with ``request``.
+
+    Raises SystemExit(1) with the daemon's status when the call fails.
+    """
+    with grpc.insecure_channel(address) as channel:
+        stub = errord_pb2_grpc.OperatorServiceStub(channel)
+        try:
+            return method(stub)(request, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as error:
+            code = error.code().name if isinstance(error, grpc.Call) else "UNKNOWN"
+            details = error.details() if isinstance(error, grpc.Call) else str(error)
+            if code == "UNAVAILABLE":
+                details = f"no errord answering at {address} ({details})"
+            print(f"errord: {code}: {details}", file=sys.stderr)
+            raise SystemExit(1) from None
+
+
+def as_json(response: message.Message) -> str:
+    return json_format.MessageToJson(response, indent=2, sort_keys=True)
+
+
+def seconds(duration: duration_pb2.Duration) -> float:
+    return duration.seconds + duration.nanos / 1e9
+
+
+def breaker_line(breaker: pb.Breaker) -> str:
+    phase = pb.BreakerPhase.Name(breaker.effective_phase).removeprefix("BREAKER_PHASE_")
+    text = f"breaker {phase}"
+    if breaker.HasField("half_opens_in"):
+        text += f" (half-opens in {seconds(breaker.half_opens_in):.1f} s)"
+    elif phase == "OPEN":
+        text += " (forced open until reset)"
+    state = breaker.state
+    if phase == "CLOSED" and state.consecutive_failures:
+        text += f", {state.consecutive_failures} consecutive failures"
+    if state.probe_in_flight:
+        text += ", probe in flight"
+    return f"{text}, opened {state.opens} times"
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in sorted(counts.items())) or "none"
+
+
+def format_stats(response: pb.GetToolStatsResponse) -> str:
+    """Each tool as a short block of lines."""
+    if not response.tools:
+        return "no tools yet: no manifests and no reports"
+    window = round(seconds(response.window) / 60)
+    blocks = []
+    for tool in response.tools:
+        recent = tool.recent
+        lines = [
+            f"{tool.tool}  {breaker_line(tool.breaker)}",
+            f"  executions {tool.executions}: {tool.successes} succeeded, {tool.errors} failed "
+            f"({tool.transient_errors} transient, {tool.permanent_errors} permanent), "
+            f"{tool.timeouts} timeouts",
+            f"  failure rate {tool.failure_rate:.1%}; last {window} min: {recent.errors} of "
+            f"{recent.executions} failed ({recent.failure_rate:.1%})",
+            f"  retries {tool.retries}, {tool.retry_successes} succeeded "
+            f"({tool.retry_success_rate:.1%})",
+            f"  duration mean {seconds(tool.mean_duration):.3f} s, "
+            f"p95 {seconds(tool.p95_duration):.3f} s",
+            f"  errors by code: {_counts(tool.errors_by_code)}",
+            f"  errors by exception: {_counts(tool.errors_by_exception)}",
+            f"  decisions: {_counts(tool.decisions)}",
+        ]
+        for alert in tool.alerts:
+            kind = pb.AlertKind.Name(alert.kind).removeprefix("ALERT_KIND_").lower()
+            lines.append(f"  ALERT {kind}: {alert.message}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def format_breakers(breakers: list[pb.Breaker]) -> str:
+    if not breakers:
+        return "no tools yet: no manifests and no reports"
+    width = max(len(breaker.tool) for breaker in breakers)
+    return "\n".join(f"{breaker.tool:<{width}}  {breaker_line(breaker)}" for breaker in breakers)
