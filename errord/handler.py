@@ -248,7 +248,7 @@ class ErrorHandler:
 
     def _tools_read(self, tool: str) -> tuple[str, ...]:
         """The tools whose breakers a decision on ``tool`` reads: it and its alternatives."""
-        return (tool, *self.manifests.manifest_for(tool)[0].alternatives)
+        return (tool, *self.manifests.alternatives(tool))
 
     async def _hold(self, key: ReportKey, tools: tuple[str, ...]) -> _Held:
         """Make sure the projections hold every state a report reads or changes: the call

@@ -17,7 +17,8 @@ tool's timeout; operators reset and force breakers open.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import pybreaker
@@ -58,9 +59,6 @@ class Stepped:
     changes: tuple[tuple[BreakerChange, BreakerState], ...] = ()
     """Each transition with the state right after it."""
 
-    def then(self, other: Stepped) -> Stepped:
-        return Stepped(other.state, self.changes + other.changes)
-
 
 class _Failed(Exception):
     """What the breaker's guarded call raises for a transient failure."""
@@ -72,8 +70,8 @@ class _Storage(pybreaker.CircuitBreakerStorage):
     def __init__(self, state: BreakerState, policy: BreakerPolicy, now: datetime) -> None:
         super().__init__("errord")
         self.value = state
+        self.now = now
         self._cooldown = timedelta(seconds=policy.cooldown)
-        self._now = now
 
     def _set(self, **changes: object) -> None:
         self.value = structs.replace(self.value, **changes)
@@ -116,8 +114,8 @@ class _Storage(pybreaker.CircuitBreakerStorage):
     def opened_at(self, _wall_clock: datetime) -> None:
         # pybreaker passes datetime.now(); the report's time is what counts.
         self._set(
-            opened_at=self._now,
-            half_opens_at=self._now + self._cooldown,
+            opened_at=self.now,
+            half_opens_at=self.now + self._cooldown,
             opens=self.value.opens + 1,
         )
 
@@ -140,73 +138,77 @@ class _Transitions(pybreaker.CircuitBreakerListener):
         self.seen.append((_CHANGES[new_state.name], self.storage.value))
 
 
-@dataclass
-class _Run:
-    """One step: a pybreaker breaker over the recorded state."""
+class _Machine:
+    """A pybreaker CircuitBreaker whose storage is loaded with the recorded state for each
+    step; between steps it holds nothing of its own."""
 
-    storage: _Storage
-    breaker: pybreaker.CircuitBreaker
-    listener: _Transitions
-    changes: list[tuple[BreakerChange, BreakerState]] = field(default_factory=list)
-
-    @classmethod
-    def over(cls, state: BreakerState, policy: BreakerPolicy, now: datetime) -> _Run:
-        storage = _Storage(state, policy, now)
-        listener = _Transitions(storage)
-        breaker = pybreaker.CircuitBreaker(
+    def __init__(self, state: BreakerState, policy: BreakerPolicy, now: datetime) -> None:
+        self.storage = _Storage(state, policy, now)
+        self.listener = _Transitions(self.storage)
+        self.breaker = pybreaker.CircuitBreaker(
             fail_max=policy.failure_threshold,
             reset_timeout=policy.cooldown,
             success_threshold=policy.success_threshold,
-            state_storage=storage,
-            listeners=[listener],
+            state_storage=self.storage,
+            listeners=[self.listener],
             throw_new_error_on_trip=False,
         )
-        return cls(storage, breaker, listener)
 
-    def half_open_if_due(self, now: datetime) -> None:
-        """An open breaker whose cooldown is over half-opens (pybreaker would ask the wall
-        clock in its next call)."""
-        if self.storage.value.phase is BreakerPhase.OPEN and self.storage.value.cooldown_over(now):
-            self.breaker.half_open()
+    def load(self, state: BreakerState, now: datetime) -> None:
+        self.storage.value, self.storage.now = state, now
+        self.listener.seen.clear()
 
-    def fail(self) -> None:
-        with contextlib.suppress(_Failed):  # the failure is the signal, not an error here
-            self.breaker.call(_raise_failed)
 
-    def succeed(self) -> None:
-        self.breaker.call(_do_nothing)
+_idle: dict[tuple[BreakerPolicy, BreakerPhase], _Machine] = {}
+"""Machines between steps, by policy and by the phase pybreaker last saw. Building a
+CircuitBreaker costs as much as a step, and every failure of a tool takes one; a machine
+is reused only for a state in the same phase, so that pybreaker never notices a phase
+change it did not make (which it would take for a transition)."""
 
-    def result(self) -> Stepped:
-        """The state after the step, each transition numbered; whatever the step, a probe
-        whose result it was has ended."""
-        seen = self.listener.seen
-        final = self.storage.value
-        if not seen:
-            return Stepped(structs.replace(final, probe=None) if final.probe else final)
-        changes = []
-        for number, (change, after) in enumerate(seen, start=1):
-            if number == len(seen):
-                after = final
-            changes.append(
-                (
-                    change,
-                    structs.replace(
-                        after,
-                        phase=_PHASE_AFTER[change],
-                        generation=final.generation + number,
-                        probe=None,
-                    ),
-                )
-            )
-        return Stepped(changes[-1][1], tuple(changes))
+
+@contextlib.contextmanager
+def _machine(state: BreakerState, policy: BreakerPolicy, now: datetime) -> Iterator[_Machine]:
+    machine = _idle.pop((policy, state.phase), None)
+    if machine is None:
+        machine = _Machine(state, policy, now)
+    else:
+        machine.load(state, now)
+    yield machine
+    _idle[(policy, machine.storage.value.phase)] = machine
+
+
+def _fail(machine: _Machine) -> None:
+    with contextlib.suppress(_Failed):  # the failure is the signal, not an error here
+        machine.breaker.call(_raise_failed)
 
 
 def _raise_failed() -> None:
     raise _Failed
 
 
+def _succeed(machine: _Machine) -> None:
+    machine.breaker.call(_do_nothing)
+
+
 def _do_nothing() -> None:
     return None
+
+
+def _result(machine: _Machine) -> Stepped:
+    """The state after the step, each transition numbered; whatever the step, a probe
+    whose result it was has ended."""
+    seen = machine.listener.seen
+    final = machine.storage.value
+    if not seen:
+        return Stepped(structs.replace(final, probe=None) if final.probe else final)
+    changes = []
+    for number, (change, after) in enumerate(seen, start=1):
+        snapshot = final if number == len(seen) else after
+        numbered = structs.replace(
+            snapshot, phase=_PHASE_AFTER[change], generation=final.generation + number, probe=None
+        )
+        changes.append((change, numbered))
+    return Stepped(changes[-1][1], tuple(changes))
 
 
 def on_failure(
@@ -220,21 +222,23 @@ def on_failure(
     """The breaker after a reported failure of ``attempt`` (turn, call, attempt).
 
     Permanent errors never count. Closed, a transient failure counts towards opening.
-    Open, nothing counts; once the cooldown is over the report half-opens the breaker,
-    so that its retry can be the probe. Half-open, only the probe's failure counts:
-    it reopens the breaker.
+    Open, nothing counts; once the cooldown is over the report half-opens the breaker
+    (pybreaker would ask the wall clock in its next call), so that its retry can be the
+    probe. Half-open, only the probe's failure counts: it reopens the breaker.
     """
     state = state or CLOSED_BREAKER
     if not transient:
         return Stepped(state)
-    run = _Run.over(state, policy, now)
-    if state.phase is BreakerPhase.OPEN:
-        run.half_open_if_due(now)
-        return run.result()
+    if state.phase is BreakerPhase.OPEN and not state.cooldown_over(now):
+        return Stepped(state)
     if state.phase is BreakerPhase.HALF_OPEN and not _is_probe(state, attempt):
         return Stepped(state)
-    run.fail()
-    return run.result()
+    with _machine(state, policy, now) as machine:
+        if state.phase is BreakerPhase.OPEN:
+            machine.breaker.half_open()
+        else:
+            _fail(machine)
+        return _result(machine)
 
 
 def on_outcome(
@@ -256,14 +260,14 @@ def on_outcome(
         return Stepped(state)
     if state.phase is BreakerPhase.HALF_OPEN and not _is_probe(state, attempt):
         return Stepped(state)
-    if state.phase is BreakerPhase.CLOSED and not succeeded:
-        return Stepped(state)
-    run = _Run.over(state, policy, now)
-    if succeeded:
-        run.succeed()
-    else:
-        run.fail()
-    return run.result()
+    if state.phase is BreakerPhase.CLOSED and not (succeeded and state.failures):
+        return Stepped(state)  # nothing to count: a success with no failures to forget
+    with _machine(state, policy, now) as machine:
+        if succeeded:
+            _succeed(machine)
+        else:
+            _fail(machine)
+        return _result(machine)
 
 
 def _is_probe(state: BreakerState, attempt: tuple[str, str, int]) -> bool:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from errord.manifests.model import BreakerPolicy, RetryPolicy, ToolManifest
 
+MADE_LIMIT = 10_000
+
 
 @dataclass(frozen=True)
 class ToolDefaults:
@@ -37,19 +39,30 @@ class ManifestSnapshot:
         self._by_name = by_name
         self.names = frozenset(by_name)
         """Every tool with a manifest."""
+        self._made: dict[str, ToolManifest] = {}
+        """Default manifests built for tools without one, reused (up to MADE_LIMIT)."""
 
     def manifest_for(self, tool: str) -> tuple[ToolManifest, bool]:
         """The tool's manifest, or a default one; and whether it is the default."""
-        manifest = self._by_name.get(tool)
+        manifest = self._by_name.get(tool) or self._made.get(tool)
         if manifest is not None:
-            return manifest, False
+            return manifest, manifest.name not in self._by_name
         defaults = self.defaults
-        return ToolManifest(
+        made = ToolManifest(
             name=tool,
             timeout=defaults.timeout,
             retry_policy=defaults.retry_policy,
             breaker=defaults.breaker,
-        ), True
+        )
+        if len(self._made) >= MADE_LIMIT:  # executors may name any number of tools
+            self._made.clear()
+        self._made[tool] = made
+        return made, True
+
+    def alternatives(self, tool: str) -> tuple[str, ...]:
+        """The tools ``tool``'s manifest lists as alternatives; none without a manifest."""
+        manifest = self._by_name.get(tool)
+        return () if manifest is None else manifest.alternatives
 
     def __contains__(self, tool: object) -> bool:
         return tool in self._by_name

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
 from errord.decide.model import BreakerState
+from errord.state.projection import EachEvent
 
 
 def breaker_after(event: TraceEvent) -> BreakerState | None:
@@ -25,7 +26,7 @@ def breaker_after(event: TraceEvent) -> BreakerState | None:
     return None
 
 
-class BreakerFold:
+class BreakerFold(EachEvent[str, BreakerState]):
     """Folds breaker states, keyed by tool."""
 
     name = "breaker"

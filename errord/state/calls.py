@@ -13,6 +13,7 @@ from msgspec import Struct, field, structs
 
 from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent
 from errord.decide.model import Action, CallKey, Outcome
+from errord.state.projection import EachEvent
 
 
 class ToolRecord(Struct, frozen=True, omit_defaults=True, gc=False):
@@ -54,7 +55,7 @@ class CallState(Struct, frozen=True, omit_defaults=True, gc=False):
 EMPTY_CALL = CallState()
 
 
-class CallFold:
+class CallFold(EachEvent[CallKey, CallState]):
     """Folds failures and outcomes into their call's state."""
 
     name = "call"

@@ -45,6 +45,23 @@ class Fold(Protocol[K, S]):
         """The state of a key after ``event``; ``state`` itself when the event changes nothing."""
         ...
 
+    def apply_all(self, state: S | None, events: Sequence[TraceEvent]) -> S | None:
+        """The state of a key after ``events`` (a batch's events of that key, in order);
+        equal to applying them one by one, which ``EachEvent`` does."""
+        ...
+
+
+class EachEvent(Generic[K, S]):
+    """Mixin for a fold whose batches are its events applied one by one."""
+
+    def apply(self, state: S | None, event: TraceEvent) -> S:
+        raise NotImplementedError
+
+    def apply_all(self, state: S | None, events: Sequence[TraceEvent]) -> S | None:
+        for event in events:
+            state = self.apply(state, event)
+        return state
+
 
 @dataclass(frozen=True, slots=True)
 class Staged(Generic[K, S]):
@@ -64,6 +81,11 @@ class Projection(Generic[K, S]):
         """True while every key in the database is held in memory."""
         self._committed: OrderedDict[K, S] = OrderedDict()
         self._pending: dict[K, list[TraceEvent]] = {}
+        self._viewed: dict[K, tuple[S | None, int]] = {}
+        """Per key with reserved events, the last ``view`` and how many of them it folded:
+        the next view folds only the ones reserved since, so that viewing a key with many
+        reservations (every report of a tool reserves an event of that tool's breaker)
+        does not fold them all again."""
         self._pinned: dict[K, int] = {}
 
     @property
@@ -72,9 +94,13 @@ class Projection(Generic[K, S]):
 
     def view(self, key: K) -> S | None:
         """The key's state as decisions see it: committed, with reserved events on top."""
-        state = self._committed.get(key)
-        for event in self._pending.get(key, ()):
+        reserved = self._pending.get(key)
+        if reserved is None:
+            return self._committed.get(key)
+        state, folded = self._viewed.get(key) or (self._committed.get(key), 0)
+        for event in reserved[folded:]:
             state = self.fold.apply(state, event)
+        self._viewed[key] = (state, len(reserved))
         return state
 
     def committed(self, key: K) -> S | None:
@@ -101,26 +127,36 @@ class Projection(Generic[K, S]):
                 self._pending.setdefault(key, []).append(event)
 
     def release(self, events: Iterable[TraceEvent]) -> None:
+        """Drop the reservation of ``events``; the views of their keys start over."""
+        gone: dict[K, set[int]] = {}
         for event in events:
             for key in self.fold.keys(event):
-                reserved = self._pending.get(key)
-                if reserved is None:
-                    continue
-                reserved[:] = [other for other in reserved if other is not event]
-                if not reserved:
-                    del self._pending[key]
+                gone.setdefault(key, set()).add(id(event))
+        for key, ids in gone.items():
+            self._viewed.pop(key, None)
+            reserved = self._pending.get(key)
+            if reserved is None:
+                continue
+            kept = [other for other in reserved if id(other) not in ids]
+            if kept:
+                self._pending[key] = kept
+            else:
+                del self._pending[key]
 
     # Commits.
 
     def stage(self, events: Iterable[TraceEvent]) -> Staged[K, S]:
         """The states ``events`` lead to from the committed ones, for the keys they change."""
-        states: dict[K, S] = {}
+        by_key: dict[K, list[TraceEvent]] = {}
         for event in events:
             for key in self.fold.keys(event):
-                before = states[key] if key in states else self._committed.get(key)
-                after = self.fold.apply(before, event)
-                if after is not before:
-                    states[key] = after
+                by_key.setdefault(key, []).append(event)
+        states: dict[K, S] = {}
+        for key, keyed in by_key.items():
+            before = self._committed.get(key)
+            after = self.fold.apply_all(before, keyed)
+            if after is not before and after is not None:
+                states[key] = after
         return Staged(self, states)
 
     def commit(self, states: Mapping[K, S], events: Iterable[TraceEvent]) -> None:

@@ -14,22 +14,14 @@ the trace when this fold changes.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TypeVar
 
-from msgspec import Struct, field, structs
+from msgspec import Struct, field
 
 from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
-from errord.decide.model import (
-    Action,
-    BreakerChange,
-    ErrorClass,
-    ErrorCode,
-    Outcome,
-)
-
-T = TypeVar("T")
+from errord.decide.model import Action, BreakerChange, ErrorClass, ErrorCode, Outcome
 
 DURATION_BOUNDS: tuple[float, ...] = (
     0.005,
@@ -63,15 +55,6 @@ class Durations(Struct, frozen=True, omit_defaults=True, gc=False):
     count: int = 0
     total: float = 0.0
     """Sum of the durations, in seconds."""
-
-    def observe(self, seconds: float) -> Durations:
-        index = next(
-            (i for i, bound in enumerate(DURATION_BOUNDS) if seconds <= bound),
-            len(DURATION_BOUNDS),
-        )
-        buckets = list(self.buckets)
-        buckets[index] += 1
-        return Durations(tuple(buckets), self.count + 1, self.total + seconds)
 
     @property
     def mean(self) -> float:
@@ -164,86 +147,110 @@ class ToolStatsFold:
         return ()
 
     def apply(self, state: ToolStats | None, event: TraceEvent) -> ToolStats:
-        state = state or ToolStats()
-        detail = event.detail
-        if isinstance(detail, FailureEvent):
-            return _failed(state, detail, event.time)
-        if isinstance(detail, OutcomeEvent):
-            return _succeeded(state, detail, event.time)
-        if isinstance(detail, BreakerChanged):
-            return structs.replace(state, breaker_opens=state.breaker_opens + 1)
-        return state
+        return self.apply_all(state, (event,))
+
+    def apply_all(self, state: ToolStats | None, events: Sequence[TraceEvent]) -> ToolStats:
+        # A batch's events of one tool go into one mutable tally: a copy per batch, not per event.
+        tally = _Tally(state or ToolStats())
+        for event in events:
+            detail = event.detail
+            if isinstance(detail, FailureEvent):
+                tally.failed(detail, event.time)
+            elif isinstance(detail, OutcomeEvent):
+                tally.succeeded(detail, event.time)
+            elif isinstance(detail, BreakerChanged):
+                tally.counts["breaker_opens"] += 1
+        return tally.stats()
 
 
-def _failed(state: ToolStats, event: FailureEvent, time: datetime) -> ToolStats:
-    report, decision = event.report, event.decision
-    classification = decision.classification
-    transient = classification.error_class is ErrorClass.TRANSIENT
-    code = classification.code
-    exception = report.error.exception_type
-    errors_by_exception = state.errors_by_exception
-    if exception:
-        if exception not in errors_by_exception and len(errors_by_exception) >= MAX_EXCEPTION_TYPES:
-            exception = OTHER_EXCEPTIONS
-        errors_by_exception = _counted(errors_by_exception, exception)
-    return structs.replace(
-        state,
-        executions=state.executions + 1,
-        transient_errors=state.transient_errors + transient,
-        permanent_errors=state.permanent_errors + (not transient),
-        timeouts=state.timeouts + (code is ErrorCode.TIMEOUT),
-        decisions=_counted(state.decisions, decision.action),
-        errors_by_code=_counted(state.errors_by_code, code),
-        errors_by_exception=errors_by_exception,
-        durations=_observed(state.durations, report.elapsed),
-        recent=_recent(state.recent, time, errors=1, duration=report.elapsed),
-    )
+_COUNTERS = (
+    "executions",
+    "successes",
+    "transient_errors",
+    "permanent_errors",
+    "timeouts",
+    "retry_successes",
+    "breaker_opens",
+)
 
 
-def _succeeded(state: ToolStats, event: OutcomeEvent, time: datetime) -> ToolStats:
-    report = event.report
-    return structs.replace(
-        state,
-        executions=state.executions + 1,
-        successes=state.successes + 1,
-        retry_successes=state.retry_successes + (report.attempt > 1),
-        durations=_observed(state.durations, report.duration),
-        recent=_recent(state.recent, time, errors=0, duration=report.duration),
-    )
+class _Tally:
+    """ToolStats being added to."""
 
+    def __init__(self, stats: ToolStats) -> None:
+        self.counts = {name: getattr(stats, name) for name in _COUNTERS}
+        self.decisions = dict(stats.decisions)
+        self.errors_by_code = dict(stats.errors_by_code)
+        self.errors_by_exception = dict(stats.errors_by_exception)
+        self.buckets = list(stats.durations.buckets)
+        self.duration_count = stats.durations.count
+        self.duration_total = stats.durations.total
+        self.recent = list(stats.recent)
 
-def _counted(counts: dict[T, int], key: T) -> dict[T, int]:
-    return {**counts, key: counts.get(key, 0) + 1}
+    def failed(self, event: FailureEvent, time: datetime) -> None:
+        report, decision = event.report, event.decision
+        counts, code = self.counts, decision.classification.code
+        counts["executions"] += 1
+        if decision.classification.error_class is ErrorClass.TRANSIENT:
+            counts["transient_errors"] += 1
+        else:
+            counts["permanent_errors"] += 1
+        if code is ErrorCode.TIMEOUT:
+            counts["timeouts"] += 1
+        self.decisions[decision.action] = self.decisions.get(decision.action, 0) + 1
+        self.errors_by_code[code] = self.errors_by_code.get(code, 0) + 1
+        exception = report.error.exception_type
+        if exception:
+            known = self.errors_by_exception
+            if exception not in known and len(known) >= MAX_EXCEPTION_TYPES:
+                exception = OTHER_EXCEPTIONS
+            known[exception] = known.get(exception, 0) + 1
+        self._observe(time, report.elapsed, error=True)
 
+    def succeeded(self, event: OutcomeEvent, time: datetime) -> None:
+        report = event.report
+        self.counts["executions"] += 1
+        self.counts["successes"] += 1
+        if report.attempt > 1:
+            self.counts["retry_successes"] += 1
+        self._observe(time, report.duration, error=False)
 
-def _observed(durations: Durations, seconds: float) -> Durations:
-    return durations.observe(seconds) if seconds > 0 else durations
+    def _observe(self, time: datetime, seconds: float, *, error: bool) -> None:
+        measured = seconds > 0
+        if measured:
+            self.buckets[bisect.bisect_left(DURATION_BOUNDS, seconds)] += 1
+            self.duration_count += 1
+            self.duration_total += seconds
+        start = _minute(time)
+        recent = self.recent
+        if recent and recent[-1].start >= start:  # later only if the clock went back
+            start = recent[-1].start
+            last = recent.pop()
+        else:
+            last = Minute(start)
+            while recent and recent[0].start <= start - RECENT_MINUTES:
+                recent.pop(0)
+        recent.append(
+            Minute(
+                start,
+                last.executions + 1,
+                last.errors + error,
+                last.duration_total + (seconds if measured else 0.0),
+                last.durations + measured,
+            )
+        )
+
+    def stats(self) -> ToolStats:
+        return ToolStats(
+            **self.counts,
+            decisions=self.decisions,
+            errors_by_code=self.errors_by_code,
+            errors_by_exception=self.errors_by_exception,
+            durations=Durations(tuple(self.buckets), self.duration_count, self.duration_total),
+            recent=tuple(self.recent),
+        )
 
 
 def _minute(time: datetime) -> int:
+    """Unix time in whole minutes."""
     return int(time.timestamp() // 60)
-
-
-def _added(minute: Minute, executions: int, errors: int, duration: float) -> Minute:
-    measured = duration > 0
-    return Minute(
-        minute.start,
-        minute.executions + executions,
-        minute.errors + errors,
-        minute.duration_total + (duration if measured else 0.0),
-        minute.durations + measured,
-    )
-
-
-def _recent(
-    recent: tuple[Minute, ...], time: datetime, *, errors: int, duration: float
-) -> tuple[Minute, ...]:
-    """``recent`` with one execution added to the minute of ``time``, the minutes older
-    than RECENT_MINUTES before it dropped."""
-    start = _minute(time)
-    kept = [minute for minute in recent if minute.start > start - RECENT_MINUTES]
-    if kept and kept[-1].start >= start:  # later than ``start`` only if the clock went back
-        kept[-1] = _added(kept[-1], 1, errors, duration)
-    else:
-        kept.append(_added(Minute(start), 1, errors, duration))
-    return tuple(kept)

@@ -12,6 +12,7 @@ from datetime import datetime
 from msgspec import Struct
 
 from errord.decide.events import TraceEvent, TurnBegan
+from errord.state.projection import EachEvent
 
 
 class TurnState(Struct, frozen=True, omit_defaults=True, gc=False):
@@ -22,7 +23,7 @@ class TurnState(Struct, frozen=True, omit_defaults=True, gc=False):
     """True when the turn began with its first report, not explicitly."""
 
 
-class TurnFold:
+class TurnFold(EachEvent[str, TurnState]):
     """Folds a turn's events into its state."""
 
     name = "turn"
