@@ -122,6 +122,27 @@ def test_serve_reports_a_port_already_in_use(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_serve_reports_a_metrics_port_already_in_use(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run(
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            str(tmp_path / "e.db"),
+            "--metrics-listen",
+            f"127.0.0.1:{port}",
+        )
+    assert result.returncode == 1
+    assert f"errord: cannot serve metrics on 127.0.0.1:{port}: Address already in use" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr
+
+
 def test_serve_applies_the_manifests_it_was_given(tmp_path: Path) -> None:
     directory = manifest_dir(tmp_path, VALID)
     config = tmp_path / "errord.toml"

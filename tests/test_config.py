@@ -8,6 +8,8 @@ import pytest
 
 from errord.config import Settings, default_db_path
 from errord.errors import ConfigError
+from errord.health import AlertThresholds
+from errord.manifests.model import BreakerPolicy
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -75,6 +77,18 @@ def test_flags_override_the_file(tmp_path: Path) -> None:
         ('listen = "[::1]:70000"\n', ":1: listen: port 70000 is above 65535"),
         ('log_level = "loud"\n', ":1: log_level: expected one of debug, info, warning, error"),
         ("listen = \n", "Invalid value (at line 1, column 10)"),
+        (
+            "\nbreaker_cooldown_seconds = 0\n",
+            ":2: breaker_cooldown_seconds: must be positive",
+        ),
+        ("breaker_failure_threshold = 0\n", ":1: breaker_failure_threshold: must be at least 1"),
+        ("breaker_success_threshold = 1.5\n", ":1: breaker_success_threshold: expected int"),
+        ("alert_failure_rate = 5\n", ":1: alert_failure_rate: must be between 0 and 1"),
+        ("alert_window_seconds = 30\n", ":1: alert_window_seconds: must be between 60 and 3600"),
+        (
+            'metrics_listen = "unix:/run/m"\n',
+            ":1: metrics_listen: expected host:port; the metrics endpoint is HTTP over TCP",
+        ),
     ],
 )
 def test_bad_settings_name_the_file_line_and_setting(
@@ -90,3 +104,18 @@ def test_bad_settings_name_the_file_line_and_setting(
 def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"missing\.toml: cannot read: No such file"):
         Settings.from_toml(tmp_path / "missing.toml")
+
+
+def test_breaker_defaults_and_alert_thresholds_come_from_the_file(tmp_path: Path) -> None:
+    settings = Settings.from_toml(
+        write(
+            tmp_path,
+            "breaker_failure_threshold = 3\nbreaker_cooldown_seconds = 60\n"
+            "breaker_success_threshold = 1\nalert_failure_rate = 0.1\n"
+            "alert_mean_duration_seconds = 2.5\nalert_window_seconds = 600\n"
+            "alert_min_executions = 4\nmetrics_listen = \"127.0.0.1:9464\"\n",
+        )
+    )
+    assert settings.breaker_defaults() == BreakerPolicy(3, 60.0, 1)
+    assert settings.alert_thresholds() == AlertThresholds(0.1, 2.5, 600, 4)
+    assert settings.metrics_listen == "127.0.0.1:9464"

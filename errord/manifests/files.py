@@ -361,7 +361,10 @@ def _tool(reader: _ManifestReader, node: Node, field: str) -> ToolManifest | Non
     }
     named_by = [key for key in ("name", "id") if key in pairs]
     if not named_by:
-        reader.report(node, join_field(field, "name"), "missing required key 'name'")
+        missing = "missing required key 'name'"
+        if field == "tool":  # the seed 004 layout, whose examples name tools by id
+            missing += " (or 'id')"
+        reader.report(node, join_field(field, "name"), missing)
     elif len(named_by) == 2:
         message = "give the tool's name once: 'name', or 'id' as in seed 004, not both"
         reader.report(pairs["id"][0], join_field(field, "id"), message)

@@ -62,7 +62,7 @@ def breaker_line(breaker: pb.Breaker) -> str:
         text += f", {state.consecutive_failures} consecutive failures"
     if state.probe_in_flight:
         text += ", probe in flight"
-    return f"{text}, opened {state.opens} times"
+    return f"{text}, opened {state.opens} time{'' if state.opens == 1 else 's'}"
 
 
 def _counts(counts: Mapping[str, int]) -> str:
