@@ -163,3 +163,28 @@ async def test_watch_rejects_a_sequence_sqlite_cannot_hold(stub: Stub) -> None:
         await take(stream, 1)
     assert failed.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     assert (failed.value.details() or "").startswith("after_sequence: at most ")
+
+
+async def test_watch_shows_breaker_transitions_of_reports_and_of_operators(
+    daemon: InProcessDaemon, stub: Stub
+) -> None:
+    """The fifth consecutive timeout opens the breaker (in that report's turn); a reset by an
+    operator belongs to no turn and reaches watchers of every turn."""
+    stream = stub.WatchTrace(pb.WatchTraceRequest(after_sequence=1))
+    for attempt in range(1, 6):
+        await stub.ReportFailure(report("w", attempt=attempt))
+    async with grpc.aio.insecure_channel(daemon.address) as channel:
+        operators = errord_pb2_grpc.OperatorServiceStub(channel)
+        await operators.ResetBreaker(pb.ResetBreakerRequest(tool="search", by="test"))
+    # After the turn's beginning: four failures, the opening, the fifth failure, the reset.
+    events = await take(stream, 7)
+    breaker_events = [e for e in events if e.WhichOneof("event") == "breaker"]
+    assert [
+        (e.turn_id, e.tool, pb.BreakerChange.Name(e.breaker.change)) for e in breaker_events
+    ] == [
+        ("w", "search", "BREAKER_CHANGE_OPENED"),
+        ("", "search", "BREAKER_CHANGE_RESET"),
+    ]
+    assert breaker_events[1].breaker.by == "test"
+    assert breaker_events[1].breaker.breaker.phase == pb.BREAKER_PHASE_CLOSED
+    stream.cancel()
