@@ -20,6 +20,7 @@ from typing import Any
 from errord import __version__
 from errord.config import Settings
 from errord.errors import ConfigError, ErrordError, ManifestError
+from errord.manifests.model import MAX_COOLDOWN
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
@@ -62,7 +63,7 @@ def parser() -> argparse.ArgumentParser:
     force.add_argument(
         "--for",
         dest="seconds",
-        type=float,
+        type=_forced_seconds,
         default=0.0,
         metavar="SECONDS",
         help="then half-open as after a cooldown (default: until reset)",
@@ -70,6 +71,19 @@ def parser() -> argparse.ArgumentParser:
     force.add_argument("--by", default="", help="who and why, for the trace")
     _add_connection(force)
     return root
+
+
+def _forced_seconds(text: str) -> float:
+    """Seconds for ``breaker open --for``: finite, from 0 (until reset) to a week."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 <= seconds <= MAX_COOLDOWN:
+        raise argparse.ArgumentTypeError(
+            f"expected 0 (until reset) to {MAX_COOLDOWN:g} seconds, got {text}"
+        )
+    return seconds
 
 
 def _add_connection(command: argparse.ArgumentParser) -> None:

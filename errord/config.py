@@ -32,11 +32,23 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from errord.alerts import AlertThresholds
 from errord.errors import ConfigError
-from errord.health import AlertThresholds
 from errord.manifests.model import BreakerPolicy
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+BREAKER_SETTINGS = {
+    "failure_threshold": "breaker_failure_threshold",
+    "cooldown": "breaker_cooldown_seconds",
+    "success_threshold": "breaker_success_threshold",
+}
+ALERT_SETTINGS = {
+    "failure_rate": "alert_failure_rate",
+    "mean_duration": "alert_mean_duration_seconds",
+    "window": "alert_window_seconds",
+    "min_executions": "alert_min_executions",
+}
+"""Each record attribute's setting, to name it in errors."""
 TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d{1,5})$")
 
 
@@ -99,26 +111,26 @@ class Settings:
                 problem = check_listen(self.metrics_listen)
             if problem:
                 raise ConfigError(f"metrics_listen: {problem}")
-        try:
-            self.breaker_defaults()
-            self.alert_thresholds()
-        except ValueError as error:  # "setting must ...": name the setting as the others do
-            setting, _, problem = str(error).partition(" ")
-            raise ConfigError(f"{setting}: {problem}") from error
+        for build, names in (
+            (self.breaker_defaults, BREAKER_SETTINGS),
+            (self.alert_thresholds, ALERT_SETTINGS),
+        ):
+            try:
+                build()
+            except ValueError as error:  # "attribute must ...": named as the setting
+                attribute, _, problem = str(error).partition(" ")
+                raise ConfigError(f"{names[attribute]}: {problem}") from error
         if self.shutdown_grace_seconds < 0:
             raise ConfigError("shutdown_grace_seconds: must not be negative")
         if self.log_level.lower() not in LOG_LEVELS:
             raise ConfigError(f"log_level: expected one of {', '.join(LOG_LEVELS)}")
 
     def breaker_defaults(self) -> BreakerPolicy:
-        try:
-            return BreakerPolicy(
-                failure_threshold=self.breaker_failure_threshold,
-                cooldown=self.breaker_cooldown_seconds,
-                success_threshold=self.breaker_success_threshold,
-            )
-        except ValueError as error:
-            raise ValueError(f"breaker_{error}".replace("cooldown", "cooldown_seconds")) from None
+        return BreakerPolicy(
+            failure_threshold=self.breaker_failure_threshold,
+            cooldown=self.breaker_cooldown_seconds,
+            success_threshold=self.breaker_success_threshold,
+        )
 
     def alert_thresholds(self) -> AlertThresholds:
         return AlertThresholds(

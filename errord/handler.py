@@ -96,7 +96,7 @@ class ErrorHandler:
 
         Raises ToolNotFound for a tool with no manifest and no recorded report.
         """
-        return await self._change_breaker(tool, lambda state: breakers.reset(state), by)
+        return await self._change_breaker(tool, breakers.reset, by)
 
     async def force_open_breaker(
         self, tool: str, *, duration: float | None, by: str = ""

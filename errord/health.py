@@ -10,49 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import Enum
 
+from errord.alerts import Alert, AlertKind, AlertThresholds
 from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState
 from errord.manifests.model import BreakerPolicy
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.state.projections import Projections
 from errord.state.tool_stats import Minute, ToolStats
-
-
-@dataclass(frozen=True)
-class AlertThresholds:
-    """When a tool is flagged (seed 000 "Alert Conditions")."""
-
-    failure_rate: float = 0.05
-    """Recent failures per execution above which the tool is flagged."""
-    mean_duration: float = 5.0
-    """Recent mean duration, in seconds, above which the tool is flagged."""
-    window: float = 300.0
-    """Seconds of recent figures the alerts look at, in whole minutes, at most an hour."""
-    min_executions: int = 10
-    """Recent executions needed before the failure rate is judged."""
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.failure_rate <= 1:
-            raise ValueError("alert_failure_rate must be between 0 and 1")
-        if self.mean_duration <= 0:
-            raise ValueError("alert_mean_duration_seconds must be positive")
-        if not 60 <= self.window <= 3600:
-            raise ValueError("alert_window_seconds must be between 60 and 3600")
-        if self.min_executions < 1:
-            raise ValueError("alert_min_executions must be at least 1")
-
-
-class AlertKind(Enum):
-    FAILURE_RATE = "FAILURE_RATE"
-    SLOW = "SLOW"
-    BREAKER_TRIPPED = "BREAKER_TRIPPED"
-
-
-@dataclass(frozen=True, slots=True)
-class Alert:
-    kind: AlertKind
-    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +57,9 @@ class ToolHealth:
 
     @property
     def retry_success_rate(self) -> float:
-        return _rate(self.stats.retry_successes, self.stats.retries)
+        """Successes after the first attempt per RETRY granted; at most 1 (an executor may
+        retry without asking errord)."""
+        return min(1.0, _rate(self.stats.retry_successes, self.stats.retries))
 
     @property
     def recent_failure_rate(self) -> float:

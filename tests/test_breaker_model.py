@@ -4,9 +4,9 @@ The model is the seed's text, written out, with the probe of the design:
 consecutive transient failures open the breaker, permanent errors never count,
 an open breaker ignores everything; the first failure reported after the
 cooldown half-opens it and its retry is the one probe; in half-open only the
-probe's result counts: a failure reopens the breaker, enough consecutive
-successful probes close it. A probe whose result never comes is released after
-its time.
+probe's failure reopens the breaker, and enough consecutive successes close it.
+A probe whose result never comes is released after its time, and one that
+fails permanently is simply over.
 """
 
 from __future__ import annotations
@@ -61,6 +61,13 @@ class ReferenceBreaker:
         """A success of an attempt that is not the probe."""
         if self.phase is BreakerPhase.CLOSED:
             self.failures = 0
+        elif self.phase is BreakerPhase.HALF_OPEN:
+            self._count_success()
+
+    def _count_success(self) -> None:
+        self.failures, self.successes = 0, self.successes + 1
+        if self.successes >= self.policy.success_threshold:
+            self.phase, self.successes, self.probe = BreakerPhase.CLOSED, 0, None
 
     def probe_free(self, now: datetime) -> bool:
         return self.probe is None or (self.probe_until is not None and now >= self.probe_until)
@@ -69,9 +76,8 @@ class ReferenceBreaker:
         self._open(now)
 
     def probe_succeeded(self) -> None:
-        self.failures, self.successes, self.probe = 0, self.successes + 1, None
-        if self.successes >= self.policy.success_threshold:
-            self.phase, self.successes = BreakerPhase.CLOSED, 0
+        self.probe = None
+        self._count_success()
 
 
 class BreakerAgainstTheSeed(RuleBasedStateMachine):
@@ -135,11 +141,17 @@ class BreakerAgainstTheSeed(RuleBasedStateMachine):
         self.state = breakers.with_probe(state, Probe(turn, call, attempt, until))
         self.model.probe, self.model.probe_until = self.probes, until
 
-    @rule(succeeded=st.booleans(), as_failure_report=st.booleans())
-    def probe_result(self, succeeded: bool, as_failure_report: bool) -> None:
+    @rule(succeeded=st.booleans(), as_failure_report=st.booleans(), permanent=st.booleans())
+    def probe_result(self, succeeded: bool, as_failure_report: bool, permanent: bool) -> None:
         if self.model.probe is None or self.model.phase is not BreakerPhase.HALF_OPEN:
             return
-        if succeeded:
+        if permanent and not succeeded:
+            stepped = breakers.on_failure(
+                self.state, self.policy, self.now, transient=False, attempt=self._probe_attempt()
+            )
+            assert stepped.changes == ()
+            self.model.probe = None
+        elif succeeded:
             stepped = breakers.on_outcome(
                 self.state, self.policy, self.now, succeeded=True, attempt=self._probe_attempt()
             )

@@ -293,3 +293,27 @@ async def test_each_decision_records_the_breaker_it_left(harness: Harness) -> No
         (BreakerPhase.CLOSED, 2),
         (BreakerPhase.OPEN, 3),
     ]
+
+
+async def test_a_probe_that_fails_permanently_is_over_without_counting(harness: Harness) -> None:
+    await trip(harness.handler)
+    harness.clock.advance(30.0)
+    assert (await decide(harness.handler, failure("p"))).probe
+    permanent = await decide(harness.handler, failure("p", attempt=2, error=FORBIDDEN))
+    assert permanent.breaker is not None
+    assert permanent.breaker.phase is BreakerPhase.HALF_OPEN
+    assert permanent.breaker.probe is None
+    assert (await decide(harness.handler, failure("q"))).probe
+
+
+async def test_a_tool_that_recovered_closes_on_successes_without_failing_again(
+    harness: Harness,
+) -> None:
+    await trip(harness.handler)
+    harness.clock.advance(30.0)
+    await decide(harness.handler, failure("p"))
+    await harness.handler.report_outcome(success("p"))
+    await harness.handler.report_outcome(success("fresh", attempt=1))
+    closed = harness.state.breakers.view("search")
+    assert closed is not None
+    assert closed.phase is BreakerPhase.CLOSED

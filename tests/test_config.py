@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from errord.alerts import AlertThresholds
 from errord.config import Settings, default_db_path
 from errord.errors import ConfigError
-from errord.health import AlertThresholds
 from errord.manifests.model import BreakerPolicy
 
 
@@ -113,7 +113,7 @@ def test_breaker_defaults_and_alert_thresholds_come_from_the_file(tmp_path: Path
             "breaker_failure_threshold = 3\nbreaker_cooldown_seconds = 60\n"
             "breaker_success_threshold = 1\nalert_failure_rate = 0.1\n"
             "alert_mean_duration_seconds = 2.5\nalert_window_seconds = 600\n"
-            "alert_min_executions = 4\nmetrics_listen = \"127.0.0.1:9464\"\n",
+            'alert_min_executions = 4\nmetrics_listen = "127.0.0.1:9464"\n',
         )
     )
     assert settings.breaker_defaults() == BreakerPolicy(3, 60.0, 1)

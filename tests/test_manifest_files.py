@@ -526,7 +526,7 @@ PROBLEM_CASES = [
               max_total_time_ms: -3
         """,
         [
-            "3: tools[0].timeout_ms: must be positive, got 0",
+            "3: tools[0].timeout_ms: must be from 1 to 86400000 (a day), got 0",
             "5: tools[0].retry_policy.initial_delay_ms: must be at least 0, got -1",
             "6: tools[0].retry_policy.max_delay_ms: must be at least 0, got -2",
             "7: tools[0].retry_policy.multiplier: must be at least 1, got 0.5",
@@ -862,7 +862,7 @@ def test_every_problem_of_every_tool_is_reported_at_once_in_line_order(tmp_path:
         f"{path}:4: tools[0].timeout_ms: expected an integer, got 'soon'",
         f"{path}:5: tools[0].retry_policy.max_attempts: must be at least 1, got 0",
         f"{path}:7: tools[2].name: missing required key 'name'",
-        f"{path}:7: tools[2].timeout_ms: must be positive, got -5",
+        f"{path}:7: tools[2].timeout_ms: must be from 1 to 86400000 (a day), got -5",
     ]
 
 

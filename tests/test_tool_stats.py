@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from errord.alerts import AlertKind, AlertThresholds
 from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
 from errord.decide.model import (
     Action,
@@ -22,7 +23,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
-from errord.health import AlertKind, AlertThresholds, ToolHealthBoard
+from errord.health import ToolHealthBoard
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.state.projections import Projections
 from errord.state.tool_stats import (

@@ -4,14 +4,16 @@ The only module that imports pybreaker. Each step loads a tool's recorded
 ``BreakerState`` into a ``pybreaker.CircuitBreaker`` through a storage of our
 own, feeds it one signal (a transient failure, a success), and reads back the
 new state and the transitions its listener saw. Nothing here awaits, so
-pybreaker's lock is never held across an await, and nothing reads the wall
-clock: pybreaker's own time checks (``opened_at``, the open state's timeout)
-are replaced by the report's ``now``.
+pybreaker's lock is never held across an await, and nothing depends on the
+wall clock: the time pybreaker stores when it opens is replaced by the
+report's ``now``, and its open state's own timeout check is never reached.
 
 What pybreaker does not do, errord adds here: the cooldown is checked against
 ``now`` and recorded as ``half_opens_at`` (so that a restart keeps it); half-open
-admits one probe at a time (``Probe``), released by its outcome or after the
-tool's timeout; operators reset and force breakers open.
+admits one probe at a time (``Probe``), released by its result or after the
+tool's timeout, and only the probe's failure reopens the breaker (another
+attempt's failure may have started before the cooldown ended); operators reset
+and force breakers open.
 """
 
 from __future__ import annotations
@@ -194,13 +196,13 @@ def _do_nothing() -> None:
     return None
 
 
-def _result(machine: _Machine) -> Stepped:
-    """The state after the step, each transition numbered; whatever the step, a probe
-    whose result it was has ended."""
+def _result(machine: _Machine, *, ends_probe: bool) -> Stepped:
+    """The state after the step, each transition numbered; a transition ends the probe,
+    and so does its own result (``ends_probe``)."""
     seen = machine.listener.seen
     final = machine.storage.value
     if not seen:
-        return Stepped(structs.replace(final, probe=None) if final.probe else final)
+        return Stepped(structs.replace(final, probe=None) if ends_probe else final)
     changes = []
     for number, (change, after) in enumerate(seen, start=1):
         snapshot = final if number == len(seen) else after
@@ -221,24 +223,27 @@ def on_failure(
 ) -> Stepped:
     """The breaker after a reported failure of ``attempt`` (turn, call, attempt).
 
-    Permanent errors never count. Closed, a transient failure counts towards opening.
-    Open, nothing counts; once the cooldown is over the report half-opens the breaker
+    Permanent errors never count; a probe that fails with one is over, so the next
+    report may probe again. Closed, a transient failure counts towards opening. Open,
+    nothing counts; once the cooldown is over the report half-opens the breaker
     (pybreaker would ask the wall clock in its next call), so that its retry can be the
     probe. Half-open, only the probe's failure counts: it reopens the breaker.
     """
     state = state or CLOSED_BREAKER
     if not transient:
+        if _is_probe_attempt(state, attempt):
+            return Stepped(structs.replace(state, probe=None))
         return Stepped(state)
     if state.phase is BreakerPhase.OPEN and not state.cooldown_over(now):
         return Stepped(state)
-    if state.phase is BreakerPhase.HALF_OPEN and not _is_probe(state, attempt):
+    if state.phase is BreakerPhase.HALF_OPEN and not _is_probe_attempt(state, attempt):
         return Stepped(state)
     with _machine(state, policy, now) as machine:
         if state.phase is BreakerPhase.OPEN:
             machine.breaker.half_open()
         else:
             _fail(machine)
-        return _result(machine)
+        return _result(machine, ends_probe=True)
 
 
 def on_outcome(
@@ -252,25 +257,29 @@ def on_outcome(
     """The breaker after an attempt's reported outcome.
 
     Closed, a success starts the count of consecutive failures over (a failed outcome
-    was counted by its ReportFailure). Open, nothing counts. Half-open, only the probe's
-    outcome counts: a success towards closing, a failure reopens.
+    was counted by its ReportFailure). Open, nothing counts. Half-open, every success
+    counts towards closing (so that a tool that recovered closes without failing
+    again), and the probe's failure reopens it; other failed outcomes were counted, or
+    not, by their ReportFailure.
     """
     state = state or CLOSED_BREAKER
     if state.phase is BreakerPhase.OPEN:
         return Stepped(state)
-    if state.phase is BreakerPhase.HALF_OPEN and not _is_probe(state, attempt):
+    if not succeeded and not (
+        state.phase is BreakerPhase.HALF_OPEN and _is_probe_attempt(state, attempt)
+    ):
         return Stepped(state)
-    if state.phase is BreakerPhase.CLOSED and not (succeeded and state.failures):
+    if state.phase is BreakerPhase.CLOSED and not state.failures:
         return Stepped(state)  # nothing to count: a success with no failures to forget
     with _machine(state, policy, now) as machine:
         if succeeded:
             _succeed(machine)
         else:
             _fail(machine)
-        return _result(machine)
+        return _result(machine, ends_probe=_is_probe_attempt(state, attempt))
 
 
-def _is_probe(state: BreakerState, attempt: tuple[str, str, int]) -> bool:
+def _is_probe_attempt(state: BreakerState, attempt: tuple[str, str, int]) -> bool:
     return state.probe is not None and state.probe.is_attempt(*attempt)
 
 

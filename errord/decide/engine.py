@@ -46,6 +46,7 @@ from errord.decide.policy import (
     ToolPart,
     TurnPart,
     Verdict,
+    probe_role,
 )
 from errord.decide.redact import redact
 from errord.manifests.snapshot import ManifestSnapshot
@@ -131,7 +132,7 @@ class Engine:
         )
         verdict = self._policy.decide(context)
         decision = self._decision(context, verdict, manifests)
-        if _is_probe(verdict, stepped.state, now):
+        if probe_role(context, verdict) == "probe":
             probe = _probe(decision, context)
             decision = structs.replace(
                 decision, breaker=breakers.with_probe(stepped.state, probe), probe=True
@@ -196,15 +197,6 @@ class Engine:
             consequences=verdict.consequences,
             breaker=context.breaker.state,
         )
-
-
-def _is_probe(verdict: Verdict, breaker: BreakerState, now: datetime) -> bool:
-    """True when a RETRY is a half-open breaker's probe, not a wait for the probe in flight."""
-    return (
-        verdict.action is Action.RETRY
-        and breaker.phase is BreakerPhase.HALF_OPEN
-        and breaker.probe_in_flight(now) is None
-    )
 
 
 def _probe(decision: Decision, context: DecisionContext) -> Probe:

@@ -18,14 +18,13 @@ from enum import Enum
 
 from errord.decide.model import (
     Action,
-    BreakerPhase,
     ErrorClass,
     ErrorCode,
     JSONValue,
     Refusal,
     RefusalKind,
 )
-from errord.decide.policy import DecisionContext, Verdict, requested_delay
+from errord.decide.policy import DecisionContext, Verdict, probe_role, requested_delay
 
 ECHOED_ERROR_LENGTH = 2_000
 """Characters of the tool's error message repeated in the model's and the log's text."""
@@ -202,10 +201,8 @@ def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
     breaker's probe, waits for it, or waits as the tool asked; for ESCALATE, whether the
     tool has alternatives (none usable)."""
     if verdict.action is Action.RETRY:
-        breaker = context.breaker.state
-        if breaker.effective_phase(context.now) is BreakerPhase.HALF_OPEN:
-            return "awaits_probe" if breaker.probe_in_flight(context.now) else "probe"
-        return "asked" if requested_delay(context) is not None else ""
+        role = probe_role(context, verdict)
+        return role or ("asked" if requested_delay(context) is not None else "")
     if verdict.action is Action.ESCALATE and context.manifest.alternatives:
         return "alternatives"
     return ""

@@ -296,6 +296,18 @@ def usable_alternatives(context: DecisionContext) -> list[str]:
     return [tool for tool in context.manifest.alternatives if tool not in unusable]
 
 
+def probe_role(context: DecisionContext, verdict: Verdict) -> str:
+    """What a RETRY is to a half-open breaker: "probe" when it is the one probe,
+    "awaits_probe" when it waits for the probe in flight; "" otherwise."""
+    breaker, now = context.breaker.state, context.now
+    if (
+        verdict.action is not Action.RETRY
+        or breaker.effective_phase(now) is not BreakerPhase.HALF_OPEN
+    ):
+        return ""
+    return "awaits_probe" if breaker.probe_in_flight(now) else "probe"
+
+
 class AwaitProbe(Fallback):
     """While a half-open breaker's probe is in flight: RETRY once the probe's outcome is
     due, if ``limits`` allow a delay that long."""

@@ -41,6 +41,8 @@ from yaml.nodes import MappingNode, Node
 from errord.decide.model import ErrorClass, ErrorCode, JSONValue
 from errord.errors import ManifestError, Problem
 from errord.manifests.model import (
+    MAX_COOLDOWN,
+    MAX_TIMEOUT,
     BreakerPolicy,
     ClassificationRule,
     DefaultValue,
@@ -230,12 +232,23 @@ _dotted_path = checked(
     Reader.string, _is_dotted_path, "a dotted path such as 'passenger.passport_number'"
 )
 _positive_integer = checked(Reader.integer, lambda n: n > 0, "positive")
+_up_to_a_day = checked(
+    Reader.integer,
+    lambda n: 0 < n <= MAX_TIMEOUT * 1000,
+    f"from 1 to {MAX_TIMEOUT * 1000:.0f} (a day)",
+)
+_up_to_a_week = checked(
+    Reader.integer,
+    lambda n: 0 < n <= MAX_COOLDOWN * 1000,
+    f"from 1 to {MAX_COOLDOWN * 1000:.0f} (a week)",
+)
 _at_least_one = checked(Reader.integer, lambda n: n >= 1, "at least 1")
 _http_status = checked(Reader.integer, lambda status: 100 <= status <= 599, "between 100 and 599")
 _non_negative = checked(Reader.number, lambda x: x >= 0, "at least 0")
 _multiplier = checked(Reader.number, lambda x: x >= 1, "at least 1")
 _percent = checked(Reader.number, lambda x: 0 <= x < 100, "at least 0 and below 100")
-_timeout_seconds = converted(_positive_integer, _seconds)
+_timeout_seconds = converted(_up_to_a_day, _seconds)
+_cooldown_seconds = converted(_up_to_a_week, _seconds)
 _delay_seconds = converted(_non_negative, _seconds)
 _jitter_fraction = converted(_percent, lambda percent: percent / 100)
 _strategy = one_of({"exponential_backoff": "exponential_backoff"})
@@ -275,7 +288,7 @@ def _retry_policy(reader: _ManifestReader, node: Node, field: str) -> RetryPolic
 _BREAKER_KEYS: FieldReads[Reader] = {
     "failure_threshold": ("failure_threshold", _at_least_one),
     "success_threshold": ("success_threshold", _at_least_one),
-    "timeout_ms": ("cooldown", _timeout_seconds),
+    "timeout_ms": ("cooldown", _cooldown_seconds),
 }
 
 

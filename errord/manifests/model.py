@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 
 from errord.decide.model import ErrorClass, ErrorCode, JSONValue, ToolFailure
 
+MAX_TIMEOUT = 86_400.0
+"""Seconds: the longest timeout of one attempt of a tool."""
+MAX_COOLDOWN = 604_800.0
+"""Seconds: the longest a breaker stays open before it half-opens."""
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -68,8 +73,8 @@ class BreakerPolicy:
             raise ValueError("failure_threshold must be at least 1")
         if self.success_threshold < 1:
             raise ValueError("success_threshold must be at least 1")
-        if self.cooldown <= 0:
-            raise ValueError("cooldown must be positive")
+        if not 0 < self.cooldown <= MAX_COOLDOWN:
+            raise ValueError(f"cooldown must be positive and at most {MAX_COOLDOWN:g} s (a week)")
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,7 @@ class ToolManifest:
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("name must not be empty")
-        if self.timeout <= 0:
-            raise ValueError("timeout must be positive")
+        if not 0 < self.timeout <= MAX_TIMEOUT:
+            raise ValueError(f"timeout must be positive and at most {MAX_TIMEOUT:g} s (a day)")
         if self.name in self.alternatives:
             raise ValueError("alternatives must not name the tool itself")

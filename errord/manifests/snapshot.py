@@ -23,8 +23,11 @@ class ToolDefaults:
 class ManifestSnapshot:
     """The loaded manifests, looked up by tool name, with the defaults for other tools.
 
-    Never changed once built: a reload builds a new snapshot and swaps the one
-    reference the engine reads, so a decision sees one whole set of manifests.
+    Its manifests never change once built: a reload builds a new snapshot and swaps
+    the one reference the engine reads, so a decision sees one whole set of
+    manifests. The default manifests it builds for tools without one are kept for
+    reuse, up to MADE_LIMIT tools (then it starts over), since executors may name
+    any number of tools.
     """
 
     def __init__(

@@ -31,9 +31,10 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from errord.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
-from errord.health import AlertKind, ToolHealth, ToolHealthBoard
+from errord.health import ToolHealth, ToolHealthBoard
 from errord.state.tool_stats import DURATION_BOUNDS
 
 READ_TIMEOUT = 5.0
@@ -55,12 +56,28 @@ class ToolMetrics(Collector):
 
     def collect(self) -> Iterable[Metric]:
         """Called in prometheus-client's thread; the reading happens on the loop."""
-        future = asyncio.run_coroutine_threadsafe(self._read(), self._loop)
-        return future.result(READ_TIMEOUT)
+        if _running_loop() is self._loop:  # called on the loop itself: read right here
+            return self._read()
+        future = asyncio.run_coroutine_threadsafe(self._read_on_loop(), self._loop)
+        try:
+            return future.result(READ_TIMEOUT)
+        except TimeoutError:
+            future.cancel()  # a busy loop must not pile up readings nobody waits for
+            raise
 
-    async def _read(self) -> list[Metric]:
+    async def _read_on_loop(self) -> list[Metric]:
+        return self._read()
+
+    def _read(self) -> list[Metric]:
         now = self._now()
         return tool_families(self._board.health(tool, now) for tool in self._board.tools())
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:

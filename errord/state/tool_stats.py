@@ -223,7 +223,7 @@ class _Tally:
             self.duration_total += seconds
         start = _minute(time)
         recent = self.recent
-        if recent and recent[-1].start >= start:  # later only if the clock went back
+        if recent and recent[-1].start >= start:  # this minute, or (clock went back) a later one
             start = recent[-1].start
             last = recent.pop()
         else:

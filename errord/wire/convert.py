@@ -338,25 +338,27 @@ def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
     if decision.next_attempt_timeout is not None:
         message.next_attempt_timeout.CopyFrom(duration(decision.next_attempt_timeout))
     if decision.breaker is not None:
-        message.breaker.CopyFrom(breaker_state_to_proto(decision.breaker))
+        message.breaker.CopyFrom(breaker_state_to_proto(decision.breaker, decision.decided_at))
         message.probe = decision.probe
     return message
 
 
-def breaker_state_to_proto(state: BreakerState) -> pb.BreakerState:
+def breaker_state_to_proto(state: BreakerState, at: datetime) -> pb.BreakerState:
+    """``state`` as it stood at ``at`` (a probe whose time ran out is no longer in flight)."""
+    probe = state.probe_in_flight(at)
     message = pb.BreakerState(
         phase=WIRE_PHASES[state.phase],
         consecutive_failures=state.failures,
         consecutive_successes=state.successes,
         opens=state.opens,
-        probe_in_flight=state.probe is not None,
+        probe_in_flight=probe is not None,
     )
     if state.opened_at is not None:
         message.opened_at.CopyFrom(timestamp(state.opened_at))
     if state.half_opens_at is not None:
         message.half_opens_at.CopyFrom(timestamp(state.half_opens_at))
-    if state.probe is not None:
-        message.probe_until.CopyFrom(timestamp(state.probe.until))
+    if probe is not None:
+        message.probe_until.CopyFrom(timestamp(probe.until))
     return message
 
 
@@ -378,7 +380,7 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
             )
         )
         if detail.breaker is not None:
-            message.outcome.breaker.CopyFrom(breaker_state_to_proto(detail.breaker))
+            message.outcome.breaker.CopyFrom(breaker_state_to_proto(detail.breaker, event.time))
     elif isinstance(detail, TurnBegan):
         message.turn_began.CopyFrom(pb.TurnBeganEvent(implicit=detail.implicit))
     elif isinstance(detail, BreakerChanged):
@@ -386,7 +388,7 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
         message.breaker.CopyFrom(
             pb.BreakerEvent(
                 change=WIRE_CHANGES[detail.change],
-                breaker=breaker_state_to_proto(detail.breaker),
+                breaker=breaker_state_to_proto(detail.breaker, event.time),
                 by=detail.by,
             )
         )

@@ -16,13 +16,14 @@ from errord.clock import Clock
 from errord.errors import ToolNotFound
 from errord.handler import ErrorHandler
 from errord.health import BreakerView, ToolHealth, ToolHealthBoard
+from errord.manifests.model import MAX_COOLDOWN
 from errord.wire import convert
 from errord.wire.convert import Violations
 from errord.wire.service import answer, decode
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["OperatorService"].full_name
-MAX_FORCED_OPEN_SECONDS = 7 * 86_400
-"""The longest timed forced opening; longer ones are until reset."""
+MAX_FORCED_OPEN_SECONDS = MAX_COOLDOWN
+"""The longest timed forced opening (a week); longer ones are until reset."""
 MAX_BY_LENGTH = 512
 
 
@@ -83,12 +84,13 @@ class OperatorService:
             check = Violations()
             tool = check.identifier("tool", request.tool)
             by = check.text("by", request.by, MAX_BY_LENGTH)
+            problems_before = len(check.found)
             seconds = check.seconds("duration", request.duration)
-            if seconds > MAX_FORCED_OPEN_SECONDS:
+            if len(check.found) == problems_before and seconds > MAX_FORCED_OPEN_SECONDS:
                 check.add(
                     "duration",
-                    f"at most {MAX_FORCED_OPEN_SECONDS} s (7 days); leave it unset to keep the "
-                    "breaker open until ResetBreaker",
+                    f"at most {MAX_FORCED_OPEN_SECONDS:g} s (a week); leave it unset to keep "
+                    "the breaker open until ResetBreaker",
                 )
             check.raise_any()
             event = await self._handler.force_open_breaker(tool, duration=seconds or None, by=by)
@@ -126,7 +128,7 @@ def breaker_to_proto(view: BreakerView) -> pb.Breaker:
     policy = view.policy
     message = pb.Breaker(
         tool=view.tool,
-        state=convert.breaker_state_to_proto(view.state),
+        state=convert.breaker_state_to_proto(view.state, view.now),
         effective_phase=convert.WIRE_PHASES[view.phase],
         failure_threshold=policy.failure_threshold,
         success_threshold=policy.success_threshold,
