@@ -1,9 +1,13 @@
 """Circuit breakers: pybreaker's state machine, run over the state errord records.
 
-The only module that imports pybreaker. Each step loads a tool's recorded
-``BreakerState`` into a ``pybreaker.CircuitBreaker`` through a storage of our
-own, feeds it one signal (a transient failure, a success), and reads back the
-new state and the transitions its listener saw. Nothing here awaits, so
+The only module that imports pybreaker. A step that can change a breaker's
+phase loads the tool's recorded ``BreakerState`` into a
+``pybreaker.CircuitBreaker`` through a storage of our own, feeds it the signal
+(a transient failure, a success), and reads back the new state and the
+transitions its listener saw. A step that cannot (a failure below the
+threshold, a success while closed) only changes pybreaker's count, and is done
+here without it: it is the path of most reports, and pybreaker signals a
+failure by raising, twice. Nothing here awaits, so
 pybreaker's lock is never held across an await, and nothing depends on the
 wall clock: the time pybreaker stores when it opens is replaced by the
 report's ``now``, and its open state's own timeout check is never reached.
@@ -19,7 +23,6 @@ and force breakers open.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -168,14 +171,15 @@ is reused only for a state in the same phase, so that pybreaker never notices a 
 change it did not make (which it would take for a transition)."""
 
 
-@contextlib.contextmanager
-def _machine(state: BreakerState, policy: BreakerPolicy, now: datetime) -> Iterator[_Machine]:
+def _take_machine(state: BreakerState, policy: BreakerPolicy, now: datetime) -> _Machine:
     machine = _idle.pop((policy, state.phase), None)
     if machine is None:
-        machine = _Machine(state, policy, now)
-    else:
-        machine.load(state, now)
-    yield machine
+        return _Machine(state, policy, now)
+    machine.load(state, now)
+    return machine
+
+
+def _put_back(machine: _Machine, policy: BreakerPolicy) -> None:
     _idle[(policy, machine.storage.value.phase)] = machine
 
 
@@ -238,12 +242,18 @@ def on_failure(
         return Stepped(state)
     if state.phase is BreakerPhase.HALF_OPEN and not _is_probe_attempt(state, attempt):
         return Stepped(state)
-    with _machine(state, policy, now) as machine:
-        if state.phase is BreakerPhase.OPEN:
-            machine.breaker.half_open()
-        else:
-            _fail(machine)
-        return _result(machine, ends_probe=True)
+    if state.phase is BreakerPhase.CLOSED and state.failures + 1 < policy.failure_threshold:
+        # Below the threshold pybreaker only adds one to its count (CircuitClosedState);
+        # doing that here spares the step its two exceptions, on the most common path.
+        return Stepped(structs.replace(state, failures=state.failures + 1))
+    machine = _take_machine(state, policy, now)
+    if state.phase is BreakerPhase.OPEN:
+        machine.breaker.half_open()
+    else:
+        _fail(machine)
+    stepped = _result(machine, ends_probe=True)
+    _put_back(machine, policy)
+    return stepped
 
 
 def on_outcome(
@@ -271,12 +281,17 @@ def on_outcome(
         return Stepped(state)
     if state.phase is BreakerPhase.CLOSED and not state.failures:
         return Stepped(state)  # nothing to count: a success with no failures to forget
-    with _machine(state, policy, now) as machine:
-        if succeeded:
-            _succeed(machine)
-        else:
-            _fail(machine)
-        return _result(machine, ends_probe=_is_probe_attempt(state, attempt))
+    if state.phase is BreakerPhase.CLOSED:
+        # A success only sets pybreaker's count back to zero (CircuitBreakerState).
+        return Stepped(structs.replace(state, failures=0))
+    machine = _take_machine(state, policy, now)
+    if succeeded:
+        _succeed(machine)
+    else:
+        _fail(machine)
+    stepped = _result(machine, ends_probe=_is_probe_attempt(state, attempt))
+    _put_back(machine, policy)
+    return stepped
 
 
 def _is_probe_attempt(state: BreakerState, attempt: tuple[str, str, int]) -> bool:

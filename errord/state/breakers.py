@@ -36,10 +36,12 @@ class BreakerFold(EachEvent[str, BreakerState]):
 
     def keys(self, event: TraceEvent) -> Sequence[str]:
         detail = event.detail
-        if isinstance(detail, BreakerChanged):
+        if type(detail) is FailureEvent:  # the kinds are final: type() is the quickest test
+            return (detail.report.tool,) if detail.decision.breaker is not None else ()
+        if type(detail) is OutcomeEvent:
+            return (detail.report.tool,) if detail.breaker is not None else ()
+        if type(detail) is BreakerChanged:
             return (detail.tool,)
-        if isinstance(detail, FailureEvent | OutcomeEvent) and breaker_after(event) is not None:
-            return (detail.report.tool,)
         return ()
 
     def apply(self, state: BreakerState | None, event: TraceEvent) -> BreakerState:

@@ -65,8 +65,8 @@ class CallFold(EachEvent[CallKey, CallState]):
 
     def keys(self, event: TraceEvent) -> Sequence[CallKey]:
         detail = event.detail
-        if isinstance(detail, FailureEvent | OutcomeEvent):
-            return (detail.call,)
+        if type(detail) is FailureEvent or type(detail) is OutcomeEvent:  # final kinds
+            return (CallKey(detail.report.turn_id, detail.report.call_id),)
         return ()
 
     def apply(self, state: CallState | None, event: TraceEvent) -> CallState:
