@@ -12,11 +12,13 @@ import gc
 import logging
 import random
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from errord.clock import Clock, SystemClock
 from errord.config import Settings
 from errord.decide.engine import Engine
+from errord.decide.events import BreakerChanged, TraceEvent
+from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
 from errord.health import ToolHealthBoard
@@ -60,7 +62,9 @@ async def serve(
     feed = TraceFeed()
     with stop_on_signals(stop):
         state = Projections()
-        async with await Store.open(settings.db, clock, state, on_commit=feed.publish) as store:
+        async with await Store.open(
+            settings.db, clock, state, on_commit=lambda events: committed(feed, events)
+        ) as store:
             engine = Engine(default_policy(random.Random()))
             handler = ErrorHandler(engine, store, state, manifests, clock)
             # What start-up built (modules, manifests, the loaded state) lives as long as
@@ -94,6 +98,38 @@ async def serve(
                 if metrics is not None:
                     await asyncio.to_thread(metrics.stop)
     log.info("errord stopped")
+
+
+def committed(feed: TraceFeed, events: Sequence[TraceEvent]) -> None:
+    """A batch is committed: watchers get its events, and breaker changes are logged."""
+    feed.publish(events)
+    for event in events:
+        detail = event.detail
+        if type(detail) is BreakerChanged:
+            log_breaker_change(detail)
+
+
+CHANGE_WORDS = {
+    BreakerChange.OPENED: "opened",
+    BreakerChange.HALF_OPENED: "half-opened",
+    BreakerChange.CLOSED: "closed",
+    BreakerChange.RESET: "reset",
+    BreakerChange.FORCED_OPEN: "forced open",
+}
+
+
+def log_breaker_change(change: BreakerChanged) -> None:
+    breaker = change.breaker
+    text = f"circuit breaker of {change.tool} {CHANGE_WORDS[change.change]}"
+    if change.by:
+        text += f" by {change.by}"
+    if change.change is BreakerChange.OPENED:
+        text += f" after {breaker.failures} consecutive transient failures"
+    if breaker.phase is BreakerPhase.OPEN:
+        until = breaker.half_opens_at
+        text += f"; half-opens at {until.isoformat()}" if until else "; open until reset"
+    level = logging.WARNING if breaker.phase is BreakerPhase.OPEN else logging.INFO
+    log.log(level, "%s", text)
 
 
 class stop_on_signals:  # noqa: N801 - used as a context manager, reads as a statement

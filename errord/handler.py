@@ -123,9 +123,8 @@ class ErrorHandler:
             self._let_go(held)
         try:
             await asyncio.shield(unit.done)
-        except DuplicateEvent as error:  # only if another process wrote the same generation
+        except DuplicateEvent as error:  # the generation is taken: not while one daemon owns the db
             raise StoreError(f"the breaker of {tool!r} changed meanwhile; try again") from error
-        log.info("breaker of %s: %s%s", tool, kind.value.lower(), f" by {by}" if by else "")
         return unit.events[-1]
 
     async def turn_trace(
@@ -158,9 +157,8 @@ class ErrorHandler:
         if call is not None and call.failure_recorded(report.tool, report.attempt):
             return self._recorded_failure(report)
         turn = self._state.turns.view(report.turn_id)
-        now = self._clock.now()
         decided = self._engine.decide(
-            report, self.manifests, call, turn, now, self._state.breakers.view
+            report, self.manifests, call, turn, self._clock.now(), self._state.breakers.view
         )
         unit = self._submit(EventKind.FAILURE, report.key, decided.events)
         return self._new_failure(report, decided.decision, unit)

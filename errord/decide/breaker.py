@@ -38,12 +38,12 @@ from errord.decide.model import (
 )
 from errord.manifests.model import BreakerPolicy
 
-PHASES = {
+_PHASES = {
     BreakerPhase.CLOSED: pybreaker.STATE_CLOSED,
     BreakerPhase.OPEN: pybreaker.STATE_OPEN,
     BreakerPhase.HALF_OPEN: pybreaker.STATE_HALF_OPEN,
 }
-_PHASES_BY_NAME = {name: phase for phase, name in PHASES.items()}
+_PHASES_BY_NAME = {name: phase for phase, name in _PHASES.items()}
 _PHASE_AFTER = {
     BreakerChange.OPENED: BreakerPhase.OPEN,
     BreakerChange.HALF_OPENED: BreakerPhase.HALF_OPEN,
@@ -75,7 +75,7 @@ class _Storage(pybreaker.CircuitBreakerStorage):
     def __init__(self, state: BreakerState, policy: BreakerPolicy, now: datetime) -> None:
         super().__init__("errord")
         self.value = state
-        self.now = now
+        self._now = now
         self._cooldown = timedelta(seconds=policy.cooldown)
 
     def _set(self, **changes: object) -> None:
@@ -83,7 +83,7 @@ class _Storage(pybreaker.CircuitBreakerStorage):
 
     @property
     def state(self) -> str:
-        return PHASES[self.value.phase]
+        return _PHASES[self.value.phase]
 
     @state.setter
     def state(self, state: str) -> None:
@@ -119,8 +119,8 @@ class _Storage(pybreaker.CircuitBreakerStorage):
     def opened_at(self, _wall_clock: datetime) -> None:
         # pybreaker passes datetime.now(); the report's time is what counts.
         self._set(
-            opened_at=self.now,
-            half_opens_at=self.now + self._cooldown,
+            opened_at=self._now,
+            half_opens_at=self._now + self._cooldown,
             opens=self.value.opens + 1,
         )
 
@@ -144,8 +144,7 @@ class _Transitions(pybreaker.CircuitBreakerListener):
 
 
 class _Machine:
-    """A pybreaker CircuitBreaker whose storage is loaded with the recorded state for each
-    step; between steps it holds nothing of its own."""
+    """A pybreaker CircuitBreaker over a recorded state, for one step."""
 
     def __init__(self, state: BreakerState, policy: BreakerPolicy, now: datetime) -> None:
         self.storage = _Storage(state, policy, now)
@@ -158,29 +157,6 @@ class _Machine:
             listeners=[self.listener],
             throw_new_error_on_trip=False,
         )
-
-    def load(self, state: BreakerState, now: datetime) -> None:
-        self.storage.value, self.storage.now = state, now
-        self.listener.seen.clear()
-
-
-_idle: dict[tuple[BreakerPolicy, BreakerPhase], _Machine] = {}
-"""Machines between steps, by policy and by the phase pybreaker last saw. Building a
-CircuitBreaker costs as much as a step, and every failure of a tool takes one; a machine
-is reused only for a state in the same phase, so that pybreaker never notices a phase
-change it did not make (which it would take for a transition)."""
-
-
-def _take_machine(state: BreakerState, policy: BreakerPolicy, now: datetime) -> _Machine:
-    machine = _idle.pop((policy, state.phase), None)
-    if machine is None:
-        return _Machine(state, policy, now)
-    machine.load(state, now)
-    return machine
-
-
-def _put_back(machine: _Machine, policy: BreakerPolicy) -> None:
-    _idle[(policy, machine.storage.value.phase)] = machine
 
 
 def _fail(machine: _Machine) -> None:
@@ -246,14 +222,12 @@ def on_failure(
         # Below the threshold pybreaker only adds one to its count (CircuitClosedState);
         # doing that here spares the step its two exceptions, on the most common path.
         return Stepped(structs.replace(state, failures=state.failures + 1))
-    machine = _take_machine(state, policy, now)
+    machine = _Machine(state, policy, now)
     if state.phase is BreakerPhase.OPEN:
         machine.breaker.half_open()
     else:
         _fail(machine)
-    stepped = _result(machine, ends_probe=True)
-    _put_back(machine, policy)
-    return stepped
+    return _result(machine, ends_probe=True)
 
 
 def on_outcome(
@@ -284,14 +258,12 @@ def on_outcome(
     if state.phase is BreakerPhase.CLOSED:
         # A success only sets pybreaker's count back to zero (CircuitBreakerState).
         return Stepped(structs.replace(state, failures=0))
-    machine = _take_machine(state, policy, now)
+    machine = _Machine(state, policy, now)
     if succeeded:
         _succeed(machine)
     else:
         _fail(machine)
-    stepped = _result(machine, ends_probe=_is_probe_attempt(state, attempt))
-    _put_back(machine, policy)
-    return stepped
+    return _result(machine, ends_probe=_is_probe_attempt(state, attempt))
 
 
 def _is_probe_attempt(state: BreakerState, attempt: tuple[str, str, int]) -> bool:
