@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -53,6 +53,7 @@ from errord.manifests.snapshot import ManifestSnapshot, ToolDefaults
 from errord.manifests.yaml_reader import (
     MISSING,
     FieldReads,
+    Read,
     Reader,
     checked,
     compose_all,
@@ -67,6 +68,8 @@ from errord.manifests.yaml_reader import (
 )
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
+
+P = TypeVar("P", RetryPolicy, BreakerPolicy)
 
 
 def load_manifest_dir(directory: Path, defaults: ToolDefaults | None = None) -> ManifestSnapshot:
@@ -268,23 +271,6 @@ _RETRY_POLICY_KEYS: FieldReads[Reader] = {
 }
 
 
-def _retry_policy(reader: _ManifestReader, node: Node, field: str) -> RetryPolicy | None:
-    """The session's default policy with the mapping's keys replaced."""
-    pairs = reader.mapping(node, field, tuple(_RETRY_POLICY_KEYS))
-    if pairs is None:
-        return None
-    problems_before = reader.problem_count
-    overrides = read_fields(reader, pairs, field, _RETRY_POLICY_KEYS)
-    if reader.problem_count > problems_before:
-        return None
-    try:
-        return dataclasses.replace(reader.session.defaults.retry_policy, **overrides)
-    except ValueError as exc:
-        message = _in_file_terms(str(exc), _RETRY_POLICY_KEYS)
-        reader.report(node, field, f"{message} (keys not given take the default policy's value)")
-        return None
-
-
 _BREAKER_KEYS: FieldReads[Reader] = {
     "failure_threshold": ("failure_threshold", _at_least_one),
     "success_threshold": ("success_threshold", _at_least_one),
@@ -292,22 +278,39 @@ _BREAKER_KEYS: FieldReads[Reader] = {
 }
 
 
-def _breaker_policy(reader: _ManifestReader, node: Node, field: str) -> BreakerPolicy | None:
-    """The session's default breaker policy with the mapping's keys replaced."""
-    pairs = reader.mapping(node, field, tuple(_BREAKER_KEYS))
-    if pairs is None:
-        return None
-    problems_before = reader.problem_count
-    overrides = read_fields(reader, pairs, field, _BREAKER_KEYS)
-    if reader.problem_count > problems_before:
-        return None
-    return dataclasses.replace(reader.session.defaults.breaker, **overrides)
-
-
 def _in_file_terms(message: str, table: Mapping[str, tuple[str | None, object]]) -> str:
     """``message`` with each record attribute named by its file key: ``max_delay_ms``."""
     file_keys = {attribute: key for key, (attribute, _) in table.items() if attribute}
     return re.sub(r"\w+", lambda word: file_keys.get(word[0], word[0]), message)
+
+
+def _defaults_overridden(
+    keys: FieldReads[Reader], default: Callable[[ToolDefaults], P]
+) -> Read[_ManifestReader, P]:
+    """A reader of a mapping of ``keys`` that replace those of the session's ``default``."""
+
+    def read(reader: _ManifestReader, node: Node, field: str) -> P | None:
+        pairs = reader.mapping(node, field, tuple(keys))
+        if pairs is None:
+            return None
+        problems_before = reader.problem_count
+        overrides = read_fields(reader, pairs, field, keys)
+        if reader.problem_count > problems_before:
+            return None
+        try:
+            return dataclasses.replace(default(reader.session.defaults), **overrides)
+        except ValueError as exc:
+            message = _in_file_terms(str(exc), keys)
+            reader.report(
+                node, field, f"{message} (keys not given take the default policy's value)"
+            )
+            return None
+
+    return read
+
+
+_retry_policy = _defaults_overridden(_RETRY_POLICY_KEYS, lambda defaults: defaults.retry_policy)
+_breaker_policy = _defaults_overridden(_BREAKER_KEYS, lambda defaults: defaults.breaker)
 
 
 _RULE_CONDITIONS: FieldReads[Reader] = {
