@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from datetime import timedelta
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 
 from errord.clock import Clock
 from errord.decide import breaker as breakers
@@ -78,6 +78,27 @@ class ErrorHandler:
         finally:
             self._let_go(held)
         return await answer
+
+    async def report_failures(
+        self, reports: Sequence[FailureReport]
+    ) -> list[tuple[Decision, bool] | Exception]:
+        """The decision on each of ``reports``, as report_failure would give them one after
+        the other, all submitted in one step so that they are committed together; for a
+        report refused, the error it was refused with (the others are recorded all the same).
+        """
+        held: list[_Held] = []
+        try:
+            for report in reports:
+                held.append(await self._hold(report.key, self._tools_read(report.tool)))
+            answers = [_refusing(self._answer_failure, report) for report in reports]
+        finally:
+            for pins in held:
+                self._let_go(pins)
+        results = await asyncio.gather(*answers, return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, Exception):
+                raise result  # cancelled: not a refusal of one report
+        return cast(list[tuple[Decision, bool] | Exception], results)
 
     async def report_outcome(self, report: OutcomeReport) -> tuple[TraceEvent, bool]:
         """Record how an attempt ended; True if it was recorded before.
@@ -296,6 +317,21 @@ class ErrorHandler:
 
     async def _adopt(self, projection: Projection[Any, Any], key: Any) -> None:
         projection.adopt(key, await self._store.state(projection, key))
+
+
+def _refusing(
+    answer: Callable[[FailureReport], Answer[Decision]], report: FailureReport
+) -> Answer[Decision]:
+    """``answer(report)``; an error raised while deciding, as an answer that raises it, so
+    that one report's bug does not lose the answers of the others."""
+    try:
+        return answer(report)
+    except Exception as error:
+        return _raise(error)
+
+
+async def _raise(error: Exception) -> tuple[Decision, bool]:
+    raise error
 
 
 def _same_failure(report: FailureReport, stored: FailureEvent) -> Decision:

@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, subprocess_env
+import pytest
+
+from tests.conftest import ROOT, DaemonProcess, subprocess_env
 
 
 def run(*args: str) -> str:
@@ -51,3 +53,15 @@ def test_the_engine_micro_benchmark_reports_each_step() -> None:
     text = run("tests.benchmarks.engine", "--reports", "200")
     for step in ("decide", "reserve+stage+commit", "encode rows", "convert", "total"):
         assert f"{step} " in text
+
+
+def test_the_load_generator_sends_batches_of_failures(daemon_process: DaemonProcess) -> None:
+    pid = str(daemon_process.process.pid)
+    text = run(
+        "tests.benchmarks.loadgen", daemon_process.address, "--pid", pid,
+        "--warmup", "0.1", "--duration", "0.5", "--batch", "8", "closed", "--concurrency", "2",
+    )  # fmt: skip
+    figures = json.loads(text)
+    assert figures["batch"] == 8
+    assert not figures["errors"]
+    assert figures["decisions_per_s"] == pytest.approx(8 * figures["throughput"])

@@ -18,7 +18,13 @@ import grpc
 import grpc.aio
 import pytest
 import pytest_asyncio
-from errord_client import DEFAULT_TARGET, AsyncErrordClient, ErrordClient, field_violations, pb
+from errord_client import (
+    DEFAULT_TARGET,
+    AsyncErrordClient,
+    ErrordClient,
+    field_violations,
+    pb,
+)
 from errord_client.v1 import errord_pb2_grpc
 from google.protobuf import any_pb2, duration_pb2, json_format
 from google.protobuf.message import Message
@@ -57,6 +63,14 @@ class RecordingServicer(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: i
     ) -> pb.ReportFailureResponse:
         await self._record(request, context)
         return pb.ReportFailureResponse(decision=DECISION)
+
+    async def ReportFailures(  # noqa: N802 - generated name
+        self, request: pb.ReportFailuresRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ReportFailuresResponse:
+        self.requests.append(request)
+        self.deadlines.append(context.time_remaining())
+        results = [pb.ReportFailureResponse(decision=DECISION) for _ in request.failures]
+        return pb.ReportFailuresResponse(results=results)
 
     async def ReportOutcome(  # noqa: N802 - generated name
         self, request: pb.ReportOutcomeRequest, context: grpc.aio.ServicerContext
@@ -121,6 +135,12 @@ class InThread:
 
     async def report_failure(self, **fields: Any) -> pb.ReportFailureResponse:
         return await asyncio.to_thread(functools.partial(self.client.report_failure, **fields))
+
+    async def report_failures(
+        self, failures: list[pb.ReportFailureRequest], **fields: Any
+    ) -> pb.ReportFailuresResponse:
+        call = functools.partial(self.client.report_failures, failures, **fields)
+        return await asyncio.to_thread(call)
 
     async def report_outcome(self, **fields: Any) -> pb.ReportOutcomeResponse:
         return await asyncio.to_thread(functools.partial(self.client.report_outcome, **fields))

@@ -40,6 +40,8 @@ MAX_TEXT_LENGTH = 16_384
 MAX_JSON_BYTES = 262_144
 """Serialized bytes of the arguments, and of a partial result."""
 MAX_ATTEMPT = 10_000
+MAX_BATCH = 256
+"""Failures in one ReportFailures call."""
 MAX_SEQUENCE = 2**63 - 1  # SQLite's largest integer
 DEFAULT_PAGE_SIZE = 1000
 MAX_DURATION_SECONDS = 315_576_000_000  # google.protobuf.Duration's range
@@ -71,11 +73,17 @@ WIRE_CHANGES = {member: f"BREAKER_CHANGE_{member.value}" for member in BreakerCh
 class Violations:
     """Collects field violations; raises them together."""
 
-    def __init__(self) -> None:
-        self.found: list[FieldViolation] = []
+    def __init__(self, prefix: str = "", found: list[FieldViolation] | None = None) -> None:
+        self.prefix = prefix
+        """Put before every field named, for a message nested in the request."""
+        self.found: list[FieldViolation] = [] if found is None else found
+
+    def within(self, prefix: str) -> Violations:
+        """Violations of a nested message (``failures[2].``), collected with these."""
+        return Violations(self.prefix + prefix, self.found)
 
     def add(self, field: str, description: str) -> None:
-        self.found.append(FieldViolation(field, description))
+        self.found.append(FieldViolation(self.prefix + field, description))
 
     def raise_any(self) -> None:
         if self.found:
@@ -148,7 +156,28 @@ class Violations:
 def failure_report_from_proto(request: pb.ReportFailureRequest) -> FailureReport:
     """The domain report; raises InvalidRequest naming every bad field."""
     check = Violations()
-    report = FailureReport(
+    report = _failure_report(request, check)
+    check.raise_any()
+    return report
+
+
+def failure_reports_from_proto(request: pb.ReportFailuresRequest) -> list[FailureReport]:
+    """The domain reports, in order; raises InvalidRequest naming every bad field of all."""
+    check = Violations()
+    count = len(request.failures)
+    if not 1 <= count <= MAX_BATCH:
+        check.add("failures", f"must hold 1 to {MAX_BATCH} failures, got {count}")
+        check.raise_any()
+    reports = [
+        _failure_report(failure, check.within(f"failures[{index}]."))
+        for index, failure in enumerate(request.failures)
+    ]
+    check.raise_any()
+    return reports
+
+
+def _failure_report(request: pb.ReportFailureRequest, check: Violations) -> FailureReport:
+    return FailureReport(
         turn_id=check.identifier("turn_id", request.turn_id),
         call_id=check.identifier("call_id", request.call_id),
         tool=check.identifier("tool", request.tool),
@@ -157,8 +186,6 @@ def failure_report_from_proto(request: pb.ReportFailureRequest) -> FailureReport
         arguments=check.json("arguments", request.arguments) or {},
         elapsed=check.seconds("elapsed", request.elapsed),
     )
-    check.raise_any()
-    return report
 
 
 def tool_failure_from_proto(error: pb.ToolError, check: Violations) -> ToolFailure:

@@ -22,6 +22,7 @@ from errord.errors import (
     ErrordError,
     FieldViolation,
     InvalidRequest,
+    ItemRefused,
     ReportConflict,
     StoreError,
     ToolNotFound,
@@ -51,6 +52,10 @@ Response = TypeVar("Response", bound=message.Message)
 
 def status_for(error: Exception) -> status_pb2.Status:
     """The google.rpc.Status answering ``error``."""
+    if isinstance(error, ItemRefused):  # the item's own status, its message naming the item
+        status = status_for(error.error)
+        status.message = f"{error.field}: {status.message}"
+        return status
     code = next(
         (status for kind, status in STATUS_CODES.items() if isinstance(error, kind)),
         grpc.StatusCode.INTERNAL,
@@ -115,6 +120,11 @@ class ErrorHandlerService:
     ) -> pb.ReportFailureResponse:
         return await answer(context, lambda: self._report_failure(data))
 
+    async def report_failures(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ReportFailuresResponse:
+        return await answer(context, lambda: self._report_failures(data))
+
     async def report_outcome(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ReportOutcomeResponse:
@@ -131,6 +141,16 @@ class ErrorHandlerService:
         return pb.ReportFailureResponse(
             decision=convert.decision_to_proto(decision), replayed=replayed
         )
+
+    async def _report_failures(self, data: bytes) -> pb.ReportFailuresResponse:
+        reports = convert.failure_reports_from_proto(decode(pb.ReportFailuresRequest, data))
+        response = pb.ReportFailuresResponse()
+        for index, result in enumerate(await self._handler.report_failures(reports)):
+            if isinstance(result, Exception):
+                raise ItemRefused(f"failures[{index}]", result)
+            decision, replayed = result
+            response.results.add(decision=convert.decision_to_proto(decision), replayed=replayed)
+        return response
 
     async def _report_outcome(self, data: bytes) -> pb.ReportOutcomeResponse:
         report = convert.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
@@ -180,6 +200,10 @@ def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
             "ReportFailure": grpc.unary_unary_rpc_method_handler(
                 service.report_failure,
                 response_serializer=pb.ReportFailureResponse.SerializeToString,
+            ),
+            "ReportFailures": grpc.unary_unary_rpc_method_handler(
+                service.report_failures,
+                response_serializer=pb.ReportFailuresResponse.SerializeToString,
             ),
             "ReportOutcome": grpc.unary_unary_rpc_method_handler(
                 service.report_outcome,

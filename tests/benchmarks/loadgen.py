@@ -2,6 +2,11 @@
 
     python -m tests.benchmarks.loadgen ADDRESS --pid PID closed --concurrency 64
     python -m tests.benchmarks.loadgen ADDRESS --pid PID open --rate 900
+    python -m tests.benchmarks.loadgen ADDRESS --pid PID --batch 8 closed --concurrency 8
+
+With ``--batch N`` each request is a ReportFailures of N failures (the parallel
+calls of one new turn) instead of one ReportFailure; ``decisions_per_s`` counts
+the failures decided.
 
 Closed loop: CONCURRENCY workers each send a request as soon as their last one is
 answered. Open loop: request i is due at start + i / RATE and is sent then, whether
@@ -41,6 +46,8 @@ class Measurement(TypedDict):
     """What one load generator run prints: the figures of its measured window."""
 
     mode: str
+    batch: int
+    """Failures per request: 1 for ReportFailure, N for ReportFailures of N."""
     concurrency: int | None
     rate: float | None
     window_s: float
@@ -48,6 +55,7 @@ class Measurement(TypedDict):
     """Requests in the window: answered in it (closed loop), due in it (open loop)."""
     errors: dict[str, int]
     throughput: float
+    decisions_per_s: float
     p50_ms: float
     p99_ms: float
     p999_ms: float
@@ -115,15 +123,25 @@ def request(turn_id: str, number: int) -> pb.ReportFailureRequest:
 class Sender:
     """Sends requests with keys never used before, and records every call."""
 
-    def __init__(self, channel: grpc.aio.Channel) -> None:
-        self._report = errord_pb2_grpc.ErrorHandlerServiceStub(channel).ReportFailure
+    def __init__(self, channel: grpc.aio.Channel, batch: int = 1) -> None:
+        stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+        self._report = stub.ReportFailure if batch == 1 else stub.ReportFailures
+        self._batch = batch
         self._prefix = f"bench-{uuid.uuid4().hex[:12]}"
         self._numbers = itertools.count()
         self.calls: list[Call] = []
 
+    def _message(self, number: int) -> pb.ReportFailureRequest | pb.ReportFailuresRequest:
+        turn_id = f"{self._prefix}-{number}"
+        if self._batch == 1:
+            return request(turn_id, number)
+        failures = [request(turn_id, number * self._batch + i) for i in range(self._batch)]
+        for index, failure in enumerate(failures, start=1):
+            failure.call_id = f"call_{index}"
+        return pb.ReportFailuresRequest(failures=failures)
+
     async def send(self, due: float) -> None:
-        number = next(self._numbers)
-        message = request(f"{self._prefix}-{number}", number)
+        message = self._message(next(self._numbers))
         sent = time.perf_counter()
         try:
             await self._report(message, timeout=CALL_TIMEOUT)
@@ -202,12 +220,14 @@ def summarize(
     memory = memory_kib(args.pid)
     return Measurement(
         mode=args.mode,
+        batch=args.batch,
         concurrency=args.concurrency if args.mode == "closed" else None,
         rate=args.rate if args.mode == "open" else None,
         window_s=seconds,
         requests=len(measured),
         errors=dict(errors),
         throughput=answered / seconds,
+        decisions_per_s=answered * args.batch / seconds,
         p50_ms=percentile(latencies, 0.50),
         p99_ms=percentile(latencies, 0.99),
         p999_ms=percentile(latencies, 0.999),
@@ -225,7 +245,7 @@ def summarize(
 async def run(args: argparse.Namespace) -> Measurement:
     async with grpc.aio.insecure_channel(args.address) as channel:
         await asyncio.wait_for(channel.channel_ready(), CALL_TIMEOUT)
-        sender, timing = Sender(channel), (args.warmup, args.duration)
+        sender, timing = Sender(channel, args.batch), (args.warmup, args.duration)
         if args.mode == "closed":
             edges = await closed_loop(sender, args.pid, args.concurrency, *timing)
         else:
@@ -239,6 +259,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pid", type=int, required=True, help="the server's process id")
     parser.add_argument("--warmup", type=float, default=1.0, metavar="SECONDS")
     parser.add_argument("--duration", type=float, default=4.0, metavar="SECONDS")
+    parser.add_argument(
+        "--batch", type=int, default=1, metavar="N", help="failures per ReportFailures call"
+    )
     modes = parser.add_subparsers(dest="mode", required=True)
     modes.add_parser("closed").add_argument("--concurrency", type=int, required=True)
     modes.add_parser("open").add_argument("--rate", type=float, required=True)

@@ -9,7 +9,20 @@ with ErrordClient() as errord:
     ).decision
 """
 
-from errord_client.client import DEFAULT_TARGET, AsyncErrordClient, ErrordClient, field_violations
+from errord_client.client import (
+    DEFAULT_TARGET,
+    AsyncErrordClient,
+    ErrordClient,
+    failure_request,
+    field_violations,
+)
 from errord_client.v1 import errord_pb2 as pb
 
-__all__ = ["DEFAULT_TARGET", "AsyncErrordClient", "ErrordClient", "field_violations", "pb"]
+__all__ = [
+    "DEFAULT_TARGET",
+    "AsyncErrordClient",
+    "ErrordClient",
+    "failure_request",
+    "field_violations",
+    "pb",
+]

@@ -13,7 +13,15 @@ client): ``INVALID_ARGUMENT`` for a malformed request, whose fields
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Generator, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from types import TracebackType
 from typing import Any, Protocol, Self, TypeVar
 
@@ -67,6 +75,7 @@ class _SyncStub(Protocol):
     """The generated ErrorHandlerServiceStub over a blocking channel, typed."""
 
     ReportFailure: _Unary[pb.ReportFailureRequest, pb.ReportFailureResponse]
+    ReportFailures: _Unary[pb.ReportFailuresRequest, pb.ReportFailuresResponse]
     ReportOutcome: _Unary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
     GetTurnTrace: _Unary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _StreamCall[pb.WatchTraceResponse]]
@@ -76,6 +85,7 @@ class _AsyncStub(Protocol):
     """The generated ErrorHandlerServiceStub over a ``grpc.aio`` channel, typed."""
 
     ReportFailure: _AsyncUnary[pb.ReportFailureRequest, pb.ReportFailureResponse]
+    ReportFailures: _AsyncUnary[pb.ReportFailuresRequest, pb.ReportFailuresResponse]
     ReportOutcome: _AsyncUnary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
     GetTurnTrace: _AsyncUnary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _AsyncStreamCall[pb.WatchTraceResponse]]
@@ -141,6 +151,14 @@ class ErrordClient:
         tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
         request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
         return self._stub.ReportFailure(request, timeout=timeout)
+
+    def report_failures(
+        self, failures: Sequence[pb.ReportFailureRequest], *, timeout: float | None = None
+    ) -> pb.ReportFailuresResponse:
+        """Report several failed attempts (a turn's parallel calls, built with
+        ``failure_request``) in one call: one decision each, in order, committed together."""
+        request = pb.ReportFailuresRequest(failures=failures)
+        return self._stub.ReportFailures(request, timeout=timeout)
 
     def report_outcome(
         self,
@@ -247,6 +265,16 @@ class AsyncErrordClient:
         request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
         return await self._stub.ReportFailure(request, timeout=timeout)
 
+    async def report_failures(
+        self,
+        failures: Sequence[pb.ReportFailureRequest],
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> pb.ReportFailuresResponse:
+        """Report several failed attempts in one call; see ErrordClient.report_failures."""
+        request = pb.ReportFailuresRequest(failures=failures)
+        return await self._stub.ReportFailures(request, timeout=timeout)
+
     async def report_outcome(
         self,
         *,
@@ -329,6 +357,26 @@ def _status_details(error: grpc.RpcError) -> bytes:
         if key == _STATUS_DETAILS_KEY:
             return bytes(value)
     return b""
+
+
+def failure_request(
+    *,
+    turn_id: str,
+    call_id: str,
+    tool: str,
+    attempt: int,
+    error: pb.ToolError | None = None,
+    code: pb.ErrorCode | str = pb.ERROR_CODE_UNSPECIFIED,
+    message: str = "",
+    http_status: int = 0,
+    exception_type: str = "",
+    retry_after: float | None = None,
+    arguments: Mapping[str, Any] | None = None,
+    elapsed: float | None = None,
+) -> pb.ReportFailureRequest:
+    """One failure for ``report_failures``, from the arguments report_failure takes."""
+    tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
+    return _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
 
 
 def _tool_error(

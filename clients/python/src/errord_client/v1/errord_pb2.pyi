@@ -229,6 +229,18 @@ class ReportFailureResponse(_message.Message):
     replayed: bool
     def __init__(self, decision: _Optional[_Union[RecoveryDecision, _Mapping]] = ..., replayed: _Optional[bool] = ...) -> None: ...
 
+class ReportFailuresRequest(_message.Message):
+    __slots__ = ("failures",)
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    failures: _containers.RepeatedCompositeFieldContainer[ReportFailureRequest]
+    def __init__(self, failures: _Optional[_Iterable[_Union[ReportFailureRequest, _Mapping]]] = ...) -> None: ...
+
+class ReportFailuresResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[ReportFailureResponse]
+    def __init__(self, results: _Optional[_Iterable[_Union[ReportFailureResponse, _Mapping]]] = ...) -> None: ...
+
 class ReportOutcomeRequest(_message.Message):
     __slots__ = ("turn_id", "call_id", "tool", "attempt", "outcome", "duration", "decision_id")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]

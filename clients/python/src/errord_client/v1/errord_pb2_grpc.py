@@ -40,6 +40,11 @@ class ErrorHandlerServiceStub:
                 request_serializer=errord_dot_v1_dot_errord__pb2.ReportFailureRequest.SerializeToString,
                 response_deserializer=errord_dot_v1_dot_errord__pb2.ReportFailureResponse.FromString,
                 _registered_method=True)
+        self.ReportFailures = channel.unary_unary(
+                '/errord.v1.ErrorHandlerService/ReportFailures',
+                request_serializer=errord_dot_v1_dot_errord__pb2.ReportFailuresRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.ReportFailuresResponse.FromString,
+                _registered_method=True)
         self.ReportOutcome = channel.unary_unary(
                 '/errord.v1.ErrorHandlerService/ReportOutcome',
                 request_serializer=errord_dot_v1_dot_errord__pb2.ReportOutcomeRequest.SerializeToString,
@@ -65,6 +70,17 @@ class ErrorHandlerServiceServicer:
         """ReportFailure classifies one failed attempt and returns the recovery
         decision, after its trace event is committed. Reporting the same
         (turn_id, call_id, tool, attempt) again returns the recorded decision.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReportFailures(self, request, context):
+        """ReportFailures reports the failures of several calls at once, such as a
+        model's parallel tool calls: one decision each, as ReportFailure would
+        give them one after the other, committed together. When one report is
+        refused, the call fails with its status, naming it by index; the others
+        stay recorded, and reporting them again returns their decisions.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -99,6 +115,11 @@ def add_ErrorHandlerServiceServicer_to_server(servicer, server):
                     servicer.ReportFailure,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.ReportFailureRequest.FromString,
                     response_serializer=errord_dot_v1_dot_errord__pb2.ReportFailureResponse.SerializeToString,
+            ),
+            'ReportFailures': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportFailures,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.ReportFailuresRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.ReportFailuresResponse.SerializeToString,
             ),
             'ReportOutcome': grpc.unary_unary_rpc_method_handler(
                     servicer.ReportOutcome,
@@ -144,6 +165,33 @@ class ErrorHandlerService:
             '/errord.v1.ErrorHandlerService/ReportFailure',
             errord_dot_v1_dot_errord__pb2.ReportFailureRequest.SerializeToString,
             errord_dot_v1_dot_errord__pb2.ReportFailureResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReportFailures(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.ErrorHandlerService/ReportFailures',
+            errord_dot_v1_dot_errord__pb2.ReportFailuresRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.ReportFailuresResponse.FromString,
             options,
             channel_credentials,
             insecure,

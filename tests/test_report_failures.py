@@ -1,0 +1,127 @@
+"""ReportFailures: a turn's parallel failures in one call, decided one after the other,
+committed together."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from errord_client.v1 import errord_pb2 as pb
+from errord_client.v1 import errord_pb2_grpc
+
+from errord.decide.model import ErrorCode, FailureReport, ToolFailure
+from tests.conftest import InProcessDaemon
+from tests.harness import Harness
+from tests.test_bad_requests import violations
+
+
+@pytest.fixture
+async def stub(daemon: InProcessDaemon) -> AsyncIterator[Any]:
+    async with grpc.aio.insecure_channel(daemon.address) as channel:
+        yield errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+
+
+def failure(
+    call: str, tool: str = "search", attempt: int = 1, **error: Any
+) -> pb.ReportFailureRequest:
+    return pb.ReportFailureRequest(
+        turn_id="parallel",
+        call_id=call,
+        tool=tool,
+        attempt=attempt,
+        error=pb.ToolError(**(error or {"code": pb.ERROR_CODE_TIMEOUT})),
+    )
+
+
+async def test_each_failure_gets_its_decision_in_request_order(stub: Any) -> None:
+    calls = [failure(f"call_{n}", tool=f"tool_{n % 3}") for n in range(8)]
+    response = await stub.ReportFailures(pb.ReportFailuresRequest(failures=calls))
+    assert [r.decision.call_id for r in response.results] == [c.call_id for c in calls]
+    assert [r.decision.tool for r in response.results] == [c.tool for c in calls]
+    assert not any(r.replayed for r in response.results)
+    trace = await stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="parallel"))
+    recorded = [e.failure.decision.decision_id for e in trace.events if e.HasField("failure")]
+    assert recorded == [r.decision.decision_id for r in response.results]
+
+
+async def test_the_failures_are_decided_as_one_after_the_other(stub: Any) -> None:
+    """Six timeouts of one tool: the fifth opens its breaker, so the sixth gets no retry."""
+    calls = [failure(f"call_{n}") for n in range(6)]
+    response = await stub.ReportFailures(pb.ReportFailuresRequest(failures=calls))
+    actions = [pb.RecoveryAction.Name(r.decision.action) for r in response.results]
+    assert actions == ["RECOVERY_ACTION_RETRY"] * 4 + ["RECOVERY_ACTION_ESCALATE"] * 2
+    assert response.results[5].decision.breaker.phase == pb.BREAKER_PHASE_OPEN
+
+
+async def test_a_repeat_within_the_call_or_of_a_recorded_report_is_replayed(stub: Any) -> None:
+    first = await stub.ReportFailure(failure("call_0"))
+    response = await stub.ReportFailures(
+        pb.ReportFailuresRequest(failures=[failure("call_0"), failure("call_1"), failure("call_1")])
+    )
+    assert [r.replayed for r in response.results] == [True, False, True]
+    assert response.results[0].decision == first.decision
+    assert response.results[1].decision == response.results[2].decision
+
+
+async def test_a_refused_report_fails_the_call_by_its_index_and_the_others_stay(
+    stub: Any,
+) -> None:
+    await stub.ReportFailure(failure("call_0"))
+    conflicting = failure("call_0", code=pb.ERROR_CODE_AUTH)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await stub.ReportFailures(
+            pb.ReportFailuresRequest(failures=[failure("call_1"), conflicting])
+        )
+    assert refused.value.code() is grpc.StatusCode.ALREADY_EXISTS
+    assert (refused.value.details() or "").startswith(
+        "failures[1]: the report (turn_id='parallel', call_id='call_0'"
+    )
+    again = await stub.ReportFailures(pb.ReportFailuresRequest(failures=[failure("call_1")]))
+    assert again.results[0].replayed
+
+
+async def test_bad_failures_are_named_by_index_and_nothing_is_recorded(
+    daemon: InProcessDaemon, stub: Any
+) -> None:
+    request = pb.ReportFailuresRequest(
+        failures=[failure("call_0"), failure("call_1", attempt=0), failure("", tool="")]
+    )
+    async with grpc.aio.insecure_channel(daemon.address) as channel:
+        found = await violations(channel, "ReportFailures", request.SerializeToString())
+    assert set(found) == {"failures[1].attempt", "failures[2].call_id", "failures[2].tool"}
+    with pytest.raises(grpc.aio.AioRpcError) as missing:
+        await stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="parallel"))
+    assert missing.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+@pytest.mark.parametrize("count", [0, 257])
+async def test_a_call_holds_1_to_256_failures(daemon: InProcessDaemon, count: int) -> None:
+    request = pb.ReportFailuresRequest(failures=[failure(f"c{n}") for n in range(count)])
+    async with grpc.aio.insecure_channel(daemon.address) as channel:
+        found = await violations(channel, "ReportFailures", request.SerializeToString())
+    assert found == {"failures": f"must hold 1 to 256 failures, got {count}"}
+
+
+async def test_the_failures_of_one_call_are_committed_in_one_transaction(tmp_path: Path) -> None:
+    harness = Harness(tmp_path)
+    handler = await harness.start()
+    try:
+        before = harness.store.batches_committed
+        reports = [
+            FailureReport(
+                turn_id="t",
+                call_id=f"call_{n}",
+                tool="search",
+                attempt=1,
+                error=ToolFailure(code=ErrorCode.TIMEOUT),
+            )
+            for n in range(8)
+        ]
+        results = await handler.report_failures(reports)
+        assert len(results) == 8
+        assert harness.store.batches_committed == before + 1
+    finally:
+        await harness.close()
