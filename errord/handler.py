@@ -72,7 +72,7 @@ class ErrorHandler:
         Raises ReportConflict when the same key was recorded with a different error,
         StoreError when the decision could not be committed.
         """
-        held = await self._hold(report.key, self._tools_read(report.tool))
+        held = await self._hold(report)
         try:
             answer = self._answer_failure(report)
         finally:
@@ -86,14 +86,12 @@ class ErrorHandler:
         the other, all submitted in one step so that they are committed together; for a
         report refused, the error it was refused with (the others are recorded all the same).
         """
-        held: list[_Held] = []
+        # All read back before any is decided: no await may come between the two.
+        held = await self._hold(*reports)
         try:
-            for report in reports:
-                held.append(await self._hold(report.key, self._tools_read(report.tool)))
             answers = [_refusing(self._answer_failure, report) for report in reports]
         finally:
-            for pins in held:
-                self._let_go(pins)
+            self._let_go(held)
         results = await asyncio.gather(*answers, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, Exception):
@@ -105,7 +103,7 @@ class ErrorHandler:
 
         Raises ReportConflict when the same key was recorded with another outcome.
         """
-        held = await self._hold(report.key, (report.tool,))
+        held = await self._hold(report)
         try:
             answer = self._answer_outcome(report)
         finally:
@@ -265,13 +263,10 @@ class ErrorHandler:
             raise ReportConflict(f"{describe(report.key)} was already recorded as {recorded}")
         return stored
 
-    def _tools_read(self, tool: str) -> tuple[str, ...]:
-        """The tools whose breakers a decision on ``tool`` reads: it and its alternatives."""
-        return (tool, *self.manifests.alternatives(tool))
-
-    async def _hold(self, key: ReportKey, tools: tuple[str, ...]) -> _Held:
-        """Make sure the projections hold every state a report reads or changes: the call
-        and the turn of ``key``, its tool's statistics, and the breakers of ``tools``.
+    async def _hold(self, *reports: FailureReport | OutcomeReport) -> _Held:
+        """Make sure the projections hold every state the reports read or change: each
+        one's call and turn, its tool's statistics and breaker, and (for a failure) the
+        breakers of the tool's alternatives.
 
         In the steady state they do, and this returns at once, without awaiting.
         When a projection dropped one of them for room, all are pinned (so that
@@ -279,13 +274,20 @@ class ErrorHandler:
         caller decides, then lets go of the pins, without awaiting in between.
         """
         state = self._state
-        wanted: _Held = (
-            (state.calls, key.call),
-            (state.turns, key.turn_id),
-            (state.tool_stats, key.tool),
-            *((state.breakers, tool) for tool in tools),
-        )
-        return await self._read_missing(wanted)
+        wanted: list[tuple[Projection[Any, Any], Any]] = []
+        for report in reports:
+            alternatives = (
+                self.manifests.alternatives(report.tool)
+                if isinstance(report, FailureReport)
+                else ()
+            )
+            wanted += [
+                (state.calls, report.key.call),
+                (state.turns, report.turn_id),
+                (state.tool_stats, report.tool),
+                *((state.breakers, tool) for tool in (report.tool, *alternatives)),
+            ]
+        return await self._read_missing(tuple(wanted))
 
     async def _read_missing(self, wanted: _Held) -> _Held:
         """Pin ``wanted`` and read back the keys missing from memory; () when none is."""

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import sqlite3
 import tempfile
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,17 @@ outcomes = st.builds(
 waves = st.lists(st.lists(failures | outcomes, min_size=1, max_size=8), min_size=1, max_size=6)
 
 
+async def send_batch(harness: Harness, reports: list[FailureReport | OutcomeReport]) -> None:
+    """The wave's failures in one ReportFailures, its outcomes one by one, at once."""
+    batch = [report for report in reports if isinstance(report, FailureReport)]
+    singles: list[Awaitable[Any]] = [
+        send(harness, report) for report in reports if isinstance(report, OutcomeReport)
+    ]
+    if batch:
+        singles.append(harness.handler.report_failures(batch))
+    await asyncio.gather(*singles)
+
+
 async def send(harness: Harness, report: FailureReport | OutcomeReport) -> None:
     with contextlib.suppress(ReportConflict):  # a repeat with other content: refused, fine
         if isinstance(report, FailureReport):
@@ -88,13 +100,18 @@ def assert_memory_matches(
             assert held == rebuilt
 
 
-async def scenario(directory: Path, batches: list[list[Any]], capacity: int) -> None:
+async def scenario(
+    directory: Path, batches: list[list[Any]], capacity: int, *, batched: bool = False
+) -> None:
     harness = Harness(directory, MANIFESTS)
     harness.capacity = capacity
     await harness.start()
     try:
         for wave in batches:
-            await asyncio.gather(*(send(harness, report) for report in wave))
+            if batched:
+                await send_batch(harness, wave)
+            else:
+                await asyncio.gather(*(send(harness, report) for report in wave))
         memory, folded = await memory_and_database(harness)
         assert_memory_matches(harness, memory, folded)
         harness.capacity = 1_000
@@ -115,6 +132,19 @@ def test_projections_equal_the_database_after_any_interleaving_and_a_restart(
     memory equals the state folded from the trace, and a restart restores exactly that."""
     with tempfile.TemporaryDirectory() as directory:
         asyncio.run(asyncio.wait_for(scenario(Path(directory), batches, capacity), 60))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(waves, st.sampled_from((1_000, 2, 1)))
+def test_projections_equal_the_database_when_failures_come_in_batches(
+    batches: list[list[Any]], capacity: int
+) -> None:
+    """The same, with each wave's failures reported in one ReportFailures (repeats and
+    conflicts inside a batch included): all its keys are read back before any is decided."""
+    with tempfile.TemporaryDirectory() as directory:
+        asyncio.run(
+            asyncio.wait_for(scenario(Path(directory), batches, capacity, batched=True), 60)
+        )
 
 
 def create_trigger(database: Path, sql: str) -> None:
