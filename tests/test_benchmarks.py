@@ -45,7 +45,8 @@ def test_the_benchmark_compares_errord_with_both_echo_servers(tmp_path: Path) ->
         (server, mode, level)
         for server in ("errord", "echo", "durable-echo")
         for mode, level in [("closed", 1), ("closed", 16), ("closed", 64), ("open", 50)]
-    }
+    } | {("errord", "closed", 8)}
+    assert "## ReportFailures of 8, 8 in flight" in text
     assert all(not r["errors"] and r["server_cpu_us_per_request"] > 0 for r in records)
 
 

@@ -27,7 +27,9 @@ one generator share the cores. Closed loop at 1, 16 and 64 in flight gives throu
 open loop at a fixed rate (default: 30 % of echo's closed-loop throughput at 64 in
 flight, measured in the same run) gives latency without coordinated omission. The
 servers keep running across rounds; each round measures every server in turn, the
-order rotated, and the tables show the medians over rounds.
+order rotated, and the tables show the medians over rounds. Last, errord alone
+takes ReportFailures of 8 failures a call, 8 calls in flight (64 failures, as at the
+widest closed loop), and its decisions per second are compared with ReportFailure's.
 
 The daemon runs in ``--errord-root`` with PYTHONPATH set to that checkout and its client
 package, so that another checkout's code is what runs (the header says which). The
@@ -86,18 +88,27 @@ class Load:
     """closed or open."""
     level: float
     """Requests in flight (closed loop) or requests per second (open loop)."""
+    batch: int = 1
+    """Failures per request: above 1, each request is a ReportFailures of that many."""
 
     @property
     def argv(self) -> list[str]:
+        batch = ["--batch", str(self.batch)] if self.batch > 1 else []
         if self.mode == "closed":
-            return ["closed", "--concurrency", str(int(self.level))]
-        return ["open", "--rate", f"{self.level:.1f}"]
+            return [*batch, "closed", "--concurrency", str(int(self.level))]
+        return [*batch, "open", "--rate", f"{self.level:.1f}"]
 
     @property
     def title(self) -> str:
+        if self.batch > 1:
+            return f"ReportFailures of {self.batch}, {int(self.level)} in flight"
         if self.mode == "closed":
             return f"Closed loop, {int(self.level)} in flight"
         return f"Open loop at {self.level:.0f} req/s"
+
+
+BATCHED = Load("closed", 8, batch=8)
+"""errord alone: 8 ReportFailures of 8 in flight, as many failures as the widest closed loop."""
 
 
 @dataclass(frozen=True)
@@ -234,11 +245,16 @@ def rotated(names: Sequence[str], number: int) -> list[str]:
     return [*names[shift:], *names[:shift]]
 
 
-def run_rounds(servers: dict[str, Server], loads: Sequence[Load], options: Options) -> list[Record]:
-    """Every load on every server, round after round, one server at a time."""
+def run_rounds(
+    servers: dict[str, Server],
+    loads: Sequence[Load],
+    options: Options,
+    names: Sequence[str] | None = None,
+) -> list[Record]:
+    """Every load on every server (of ``names``), round after round, one server at a time."""
     records: list[Record] = []
     for number in range(1, options.rounds + 1):
-        for name in rotated(options.servers, number - 1):
+        for name in rotated(names or options.servers, number - 1):
             for load in loads:
                 record = Record(number, name, load, measure(servers[name], load, options))
                 progress(record, options.rounds)
@@ -271,6 +287,8 @@ def benchmark(options: Options) -> tuple[float, list[Record]]:
         records = run_rounds(servers, closed, options)
         rate = options.rate or open_rate(records)
         records += run_rounds(servers, [Load("open", rate)], options)
+        if "errord" in servers:
+            records += run_rounds(servers, [BATCHED], options, names=["errord"])
     return rate, records
 
 
@@ -386,13 +404,28 @@ def notes(records: Sequence[Record]) -> list[str]:
     return found
 
 
+def batched(records: Sequence[Record]) -> str:
+    """errord's decisions per second through ReportFailures against ReportFailure's."""
+    unary = median(records, "errord", Load("closed", max(CONCURRENCIES)), "decisions_per_s")
+    batch = median(records, "errord", BATCHED, "decisions_per_s")
+    cpu = median(records, "errord", BATCHED, "server_cpu_us_per_request") / BATCHED.batch
+    return (
+        f"## {BATCHED.title}\n\n"
+        f"errord: {batch:.0f} decisions/s, {cpu:.0f} µs server CPU per decision; "
+        f"ReportFailure at {max(CONCURRENCIES)} in flight: {unary:.0f} decisions/s; "
+        f"ratio {batch / unary:.2f}\n"
+    )
+
+
 def report(records: Sequence[Record], rate: float, options: Options) -> str:
-    loads = list(dict.fromkeys(record.load for record in records))
+    loads = [load for load in dict.fromkeys(record.load for record in records) if load.batch == 1]
     servers = [name for name in SERVERS if name in options.servers]
     parts = [
         f"## {load.title}\n\n{table(records, load, servers)}\n\n{ratios(records, load)}\n"
         for load in loads
     ]
+    if any(record.load == BATCHED for record in records):
+        parts.append(batched(records))
     widest = Load("closed", max(CONCURRENCIES))
     opened = Load("open", rate)
     parts.append(rate_origin(rate, options))
