@@ -96,12 +96,3 @@ class WatcherFellBehind(ErrordError):
 
 class ListenError(ErrordError):
     """The daemon cannot listen on the address it was given."""
-
-
-class ItemRefused(ErrordError):
-    """One item of a batch request was refused (``field`` names it) with ``error``."""
-
-    def __init__(self, field: str, error: Exception) -> None:
-        super().__init__(f"{field}: {error}")
-        self.field = field
-        self.error = error

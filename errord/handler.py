@@ -83,8 +83,9 @@ class ErrorHandler:
         self, reports: Sequence[FailureReport]
     ) -> list[tuple[Decision, bool] | Exception]:
         """The decision on each of ``reports``, as report_failure would give them one after
-        the other, all submitted in one step so that they are committed together; for a
-        report refused, the error it was refused with (the others are recorded all the same).
+        the other, all submitted in one step, so that the writer usually commits them in one
+        transaction; for a report refused, the error it was refused with. Not atomic: each
+        report is recorded or refused on its own.
         """
         # All read back before any is decided: no await may come between the two.
         held = await self._hold(*reports)
@@ -291,7 +292,8 @@ class ErrorHandler:
 
     async def _read_missing(self, wanted: _Held) -> _Held:
         """Pin ``wanted`` and read back the keys missing from memory; () when none is."""
-        missing = [(projection, k) for projection, k in wanted if projection.missing(k)]
+        # A batch may name one turn, call or tool many times: read each back once.
+        missing = list(dict.fromkeys((p, k) for p, k in wanted if p.missing(k)))
         if not missing:
             return ()
         for projection, k in wanted:

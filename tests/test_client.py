@@ -69,7 +69,8 @@ class RecordingServicer(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: i
     ) -> pb.ReportFailuresResponse:
         self.requests.append(request)
         self.deadlines.append(context.time_remaining())
-        results = [pb.ReportFailureResponse(decision=DECISION) for _ in request.failures]
+        answer = pb.ReportFailureResponse(decision=DECISION)
+        results = [pb.ReportFailuresResult(answer=answer) for _ in request.failures]
         return pb.ReportFailuresResponse(results=results)
 
     async def ReportOutcome(  # noqa: N802 - generated name

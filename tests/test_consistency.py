@@ -71,8 +71,13 @@ async def send_batch(harness: Harness, reports: list[FailureReport | OutcomeRepo
         send(harness, report) for report in reports if isinstance(report, OutcomeReport)
     ]
     if batch:
-        singles.append(harness.handler.report_failures(batch))
+        singles.append(decide_batch(harness, batch))
     await asyncio.gather(*singles)
+
+
+async def decide_batch(harness: Harness, batch: list[FailureReport]) -> None:
+    for result in await harness.handler.report_failures(batch):
+        assert isinstance(result, tuple | ReportConflict), result  # never a store error or bug
 
 
 async def send(harness: Harness, report: FailureReport | OutcomeReport) -> None:

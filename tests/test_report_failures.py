@@ -3,6 +3,8 @@ committed together."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -39,21 +41,22 @@ def failure(
 async def test_each_failure_gets_its_decision_in_request_order(stub: Any) -> None:
     calls = [failure(f"call_{n}", tool=f"tool_{n % 3}") for n in range(8)]
     response = await stub.ReportFailures(pb.ReportFailuresRequest(failures=calls))
-    assert [r.decision.call_id for r in response.results] == [c.call_id for c in calls]
-    assert [r.decision.tool for r in response.results] == [c.tool for c in calls]
-    assert not any(r.replayed for r in response.results)
+    answers = [result.answer for result in response.results]
+    assert [a.decision.call_id for a in answers] == [c.call_id for c in calls]
+    assert [a.decision.tool for a in answers] == [c.tool for c in calls]
+    assert not any(a.replayed for a in answers)
     trace = await stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="parallel"))
     recorded = [e.failure.decision.decision_id for e in trace.events if e.HasField("failure")]
-    assert recorded == [r.decision.decision_id for r in response.results]
+    assert recorded == [a.decision.decision_id for a in answers]
 
 
 async def test_the_failures_are_decided_as_one_after_the_other(stub: Any) -> None:
     """Six timeouts of one tool: the fifth opens its breaker, so the sixth gets no retry."""
     calls = [failure(f"call_{n}") for n in range(6)]
     response = await stub.ReportFailures(pb.ReportFailuresRequest(failures=calls))
-    actions = [pb.RecoveryAction.Name(r.decision.action) for r in response.results]
+    actions = [pb.RecoveryAction.Name(r.answer.decision.action) for r in response.results]
     assert actions == ["RECOVERY_ACTION_RETRY"] * 4 + ["RECOVERY_ACTION_ESCALATE"] * 2
-    assert response.results[5].decision.breaker.phase == pb.BREAKER_PHASE_OPEN
+    assert response.results[5].answer.decision.breaker.phase == pb.BREAKER_PHASE_OPEN
 
 
 async def test_a_repeat_within_the_call_or_of_a_recorded_report_is_replayed(stub: Any) -> None:
@@ -61,26 +64,31 @@ async def test_a_repeat_within_the_call_or_of_a_recorded_report_is_replayed(stub
     response = await stub.ReportFailures(
         pb.ReportFailuresRequest(failures=[failure("call_0"), failure("call_1"), failure("call_1")])
     )
-    assert [r.replayed for r in response.results] == [True, False, True]
-    assert response.results[0].decision == first.decision
-    assert response.results[1].decision == response.results[2].decision
+    answers = [result.answer for result in response.results]
+    assert [a.replayed for a in answers] == [True, False, True]
+    assert answers[0].decision == first.decision
+    assert answers[1].decision == answers[2].decision
 
 
-async def test_a_refused_report_fails_the_call_by_its_index_and_the_others_stay(
+async def test_a_refused_report_gets_its_own_status_and_the_others_are_recorded(
     stub: Any,
 ) -> None:
     await stub.ReportFailure(failure("call_0"))
     conflicting = failure("call_0", code=pb.ERROR_CODE_AUTH)
-    with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await stub.ReportFailures(
-            pb.ReportFailuresRequest(failures=[failure("call_1"), conflicting])
-        )
-    assert refused.value.code() is grpc.StatusCode.ALREADY_EXISTS
-    assert (refused.value.details() or "").startswith(
-        "failures[1]: the report (turn_id='parallel', call_id='call_0'"
+    response = await stub.ReportFailures(
+        pb.ReportFailuresRequest(failures=[failure("call_1"), conflicting, failure("call_2")])
     )
-    again = await stub.ReportFailures(pb.ReportFailuresRequest(failures=[failure("call_1")]))
-    assert again.results[0].replayed
+    assert [r.WhichOneof("result") for r in response.results] == ["answer", "refused", "answer"]
+    refused = response.results[1].refused
+    assert refused.code == grpc.StatusCode.ALREADY_EXISTS.value[0]
+    assert refused.message.startswith(
+        "the report (turn_id='parallel', call_id='call_0', tool='search', attempt=1) was "
+        "already recorded with a different error"
+    )
+    again = await stub.ReportFailures(
+        pb.ReportFailuresRequest(failures=[failure("call_1"), failure("call_2")])
+    )
+    assert [r.answer.replayed for r in again.results] == [True, True]
 
 
 async def test_bad_failures_are_named_by_index_and_nothing_is_recorded(
@@ -125,3 +133,19 @@ async def test_the_failures_of_one_call_are_committed_in_one_transaction(tmp_pat
         assert harness.store.batches_committed == before + 1
     finally:
         await harness.close()
+
+
+async def test_a_failed_commit_refuses_each_failure_as_unavailable(
+    daemon: InProcessDaemon, stub: Any
+) -> None:
+    with contextlib.closing(sqlite3.connect(daemon.settings.db)) as db, db:
+        db.execute(
+            "CREATE TRIGGER reject BEFORE INSERT ON events WHEN NEW.turn_id = 'parallel'"
+            " BEGIN SELECT RAISE(ABORT, 'the disk says no'); END"
+        )
+    response = await stub.ReportFailures(
+        pb.ReportFailuresRequest(failures=[failure("call_0"), failure("call_1")])
+    )
+    codes = [result.refused.code for result in response.results]
+    assert codes == [grpc.StatusCode.UNAVAILABLE.value[0]] * 2
+    assert all("the disk says no" in result.refused.message for result in response.results)

@@ -22,7 +22,6 @@ from errord.errors import (
     ErrordError,
     FieldViolation,
     InvalidRequest,
-    ItemRefused,
     ReportConflict,
     StoreError,
     ToolNotFound,
@@ -52,10 +51,6 @@ Response = TypeVar("Response", bound=message.Message)
 
 def status_for(error: Exception) -> status_pb2.Status:
     """The google.rpc.Status answering ``error``."""
-    if isinstance(error, ItemRefused):  # the item's own status, its message naming the item
-        status = status_for(error.error)
-        status.message = f"{error.field}: {status.message}"
-        return status
     code = next(
         (status for kind, status in STATUS_CODES.items() if isinstance(error, kind)),
         grpc.StatusCode.INTERNAL,
@@ -145,11 +140,17 @@ class ErrorHandlerService:
     async def _report_failures(self, data: bytes) -> pb.ReportFailuresResponse:
         reports = convert.failure_reports_from_proto(decode(pb.ReportFailuresRequest, data))
         response = pb.ReportFailuresResponse()
-        for index, result in enumerate(await self._handler.report_failures(reports)):
-            if isinstance(result, Exception):
-                raise ItemRefused(f"failures[{index}]", result)
-            decision, replayed = result
-            response.results.add(decision=convert.decision_to_proto(decision), replayed=replayed)
+        for result in await self._handler.report_failures(reports):
+            if isinstance(result, Exception):  # refused: the status it alone would have got
+                status = status_for(result)
+                refused = pb.RefusedReport(code=status.code, message=status.message)
+                response.results.add(refused=refused)
+            else:
+                decision, replayed = result
+                answer = pb.ReportFailureResponse(
+                    decision=convert.decision_to_proto(decision), replayed=replayed
+                )
+                response.results.add(answer=answer)
         return response
 
     async def _report_outcome(self, data: bytes) -> pb.ReportOutcomeResponse:

@@ -260,7 +260,12 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=1.0, metavar="SECONDS")
     parser.add_argument("--duration", type=float, default=4.0, metavar="SECONDS")
     parser.add_argument(
-        "--batch", type=int, default=1, metavar="N", help="failures per ReportFailures call"
+        "--batch",
+        type=int,
+        choices=range(1, 257),
+        default=1,
+        metavar="N",
+        help="failures per ReportFailures call, 1 to 256 (default 1: ReportFailure)",
     )
     modes = parser.add_subparsers(dest="mode", required=True)
     modes.add_parser("closed").add_argument("--concurrency", type=int, required=True)

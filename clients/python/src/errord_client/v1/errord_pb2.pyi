@@ -238,8 +238,24 @@ class ReportFailuresRequest(_message.Message):
 class ReportFailuresResponse(_message.Message):
     __slots__ = ("results",)
     RESULTS_FIELD_NUMBER: _ClassVar[int]
-    results: _containers.RepeatedCompositeFieldContainer[ReportFailureResponse]
-    def __init__(self, results: _Optional[_Iterable[_Union[ReportFailureResponse, _Mapping]]] = ...) -> None: ...
+    results: _containers.RepeatedCompositeFieldContainer[ReportFailuresResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[ReportFailuresResult, _Mapping]]] = ...) -> None: ...
+
+class ReportFailuresResult(_message.Message):
+    __slots__ = ("answer", "refused")
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_FIELD_NUMBER: _ClassVar[int]
+    answer: ReportFailureResponse
+    refused: RefusedReport
+    def __init__(self, answer: _Optional[_Union[ReportFailureResponse, _Mapping]] = ..., refused: _Optional[_Union[RefusedReport, _Mapping]] = ...) -> None: ...
+
+class RefusedReport(_message.Message):
+    __slots__ = ("code", "message")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class ReportOutcomeRequest(_message.Message):
     __slots__ = ("turn_id", "call_id", "tool", "attempt", "outcome", "duration", "decision_id")

@@ -77,10 +77,13 @@ class ErrorHandlerServiceServicer:
 
     def ReportFailures(self, request, context):
         """ReportFailures reports the failures of several calls at once, such as a
-        model's parallel tool calls: one decision each, as ReportFailure would
-        give them one after the other, committed together. When one report is
-        refused, the call fails with its status, naming it by index; the others
-        stay recorded, and reporting them again returns their decisions.
+        model's parallel tool calls, of one turn or several: one result each, in
+        order, decided as ReportFailure would decide them one after the other and
+        submitted together, so that they are usually committed in one
+        transaction. It is not atomic: each failure is recorded, or refused with
+        its own status (a repeat with another error, a failed commit), on its own.
+        A malformed failure fails the whole call with INVALID_ARGUMENT naming it
+        (failures[2].attempt), and then nothing is recorded.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
