@@ -28,7 +28,15 @@ from errord.decide.events import (
     OutcomeEvent,
     TraceEvent,
 )
-from errord.decide.model import BreakerState, Decision, FailureReport, OutcomeReport, ReportKey
+from errord.decide.model import (
+    BreakerState,
+    Decision,
+    FailureReport,
+    Outcome,
+    OutcomeReport,
+    ReportKey,
+)
+from errord.decide.reconcile import HeldResult, Reconciliation, Synthesized, ToolCall, reconcile
 from errord.errors import ReportConflict, StoreError, ToolNotFound, TurnNotFound
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.state.projection import Projection
@@ -98,6 +106,21 @@ class ErrorHandler:
             if isinstance(result, BaseException) and not isinstance(result, Exception):
                 raise result  # cancelled: not a refusal of one report
         return cast(list[tuple[Decision, bool] | Exception], results)
+
+    async def reconcile_results(
+        self, turn_id: str, calls: Sequence[ToolCall], held: Sequence[HeldResult]
+    ) -> Reconciliation:
+        """One result per call of ``calls``; what became of a call without one is read from
+        the turn's trace."""
+        unanswered = {call.call_id for call in calls} - {result.call_id for result in held}
+        fates: dict[str, FailureEvent | OutcomeEvent] = {}
+        if unanswered:
+            async for event in self.replay(0, turn_id=turn_id):
+                if _tells_fate(event.detail, unanswered):
+                    detail = event.detail
+                    assert isinstance(detail, FailureEvent | OutcomeEvent)
+                    fates[detail.report.call_id] = detail
+        return reconcile(calls, held, lambda call: synthesized(call, fates.get(call.call_id)))
 
     async def report_outcome(self, report: OutcomeReport) -> tuple[TraceEvent, bool]:
         """Record how an attempt ended; True if it was recorded before.
@@ -336,6 +359,36 @@ def _refusing(
 
 async def _raise(error: Exception) -> tuple[Decision, bool]:
     raise error
+
+
+def _tells_fate(detail: EventDetail, calls: set[str]) -> bool:
+    """True for a decision on one of ``calls``, or a success of one (a failed outcome repeats
+    a failure that has its decision)."""
+    if isinstance(detail, FailureEvent):
+        return detail.report.call_id in calls
+    if isinstance(detail, OutcomeEvent):
+        return detail.report.call_id in calls and detail.report.outcome is Outcome.SUCCESS
+    return False
+
+
+def synthesized(call: ToolCall, fate: FailureEvent | OutcomeEvent | None) -> Synthesized:
+    """The result of a call the executor holds none for, from the call's last event."""
+    if isinstance(fate, FailureEvent):
+        decision = fate.decision
+        return Synthesized(
+            decision.llm_message,
+            f"the last decision on this call, {decision.decision_id} "
+            f"({decision.action.value} after attempt {decision.attempt} of {decision.tool})",
+        )
+    if isinstance(fate, OutcomeEvent) and fate.report.outcome is Outcome.SUCCESS:
+        return Synthesized(
+            f"{call.tool} completed, but its result was not passed on; call it again if you "
+            "need it.",
+            f"attempt {fate.report.attempt} of {fate.report.tool} was reported a success",
+        )
+    return Synthesized(
+        f"No result: the {call.tool} call did not complete.", "errord has no report of this call"
+    )
 
 
 def _same_failure(report: FailureReport, stored: FailureEvent) -> Decision:

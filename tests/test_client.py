@@ -73,6 +73,14 @@ class RecordingServicer(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: i
         results = [pb.ReportFailuresResult(answer=answer) for _ in request.failures]
         return pb.ReportFailuresResponse(results=results)
 
+    async def ReconcileResults(  # noqa: N802 - generated name
+        self, request: pb.ReconcileResultsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ReconcileResultsResponse:
+        await self._record(request, context)
+        return pb.ReconcileResultsResponse(
+            results=[pb.ReconciledResult(call_id=call.call_id) for call in request.calls]
+        )
+
     async def ReportOutcome(  # noqa: N802 - generated name
         self, request: pb.ReportOutcomeRequest, context: grpc.aio.ServicerContext
     ) -> pb.ReportOutcomeResponse:
@@ -145,6 +153,10 @@ class InThread:
 
     async def report_outcome(self, **fields: Any) -> pb.ReportOutcomeResponse:
         return await asyncio.to_thread(functools.partial(self.client.report_outcome, **fields))
+
+    async def reconcile_results(self, *args: Any, **fields: Any) -> pb.ReconcileResultsResponse:
+        call = functools.partial(self.client.reconcile_results, *args, **fields)
+        return await asyncio.to_thread(call)
 
     async def get_turn_trace(self, turn_id: str, **fields: Any) -> list[pb.TraceEvent]:
         call = functools.partial(self.client.get_turn_trace, turn_id, **fields)

@@ -61,7 +61,14 @@ def test_grpcurl_lists_the_service_with_health_and_reflection(errord: DaemonProc
     assert "grpc.health.v1.Health" in services
     assert "grpc.reflection.v1alpha.ServerReflection" in services
     methods = set(grpcurl(errord.address, "list", SERVICE).split())
-    names = ("ReportFailure", "ReportFailures", "ReportOutcome", "GetTurnTrace", "WatchTrace")
+    names = (
+        "ReportFailure",
+        "ReportFailures",
+        "ReportOutcome",
+        "ReconcileResults",
+        "GetTurnTrace",
+        "WatchTrace",
+    )
     assert methods == {f"{SERVICE}.{name}" for name in names}
 
 

@@ -32,6 +32,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.decide.reconcile import HeldResult, Reconciliation, ToolCall
 from errord.errors import FieldViolation, InvalidRequest
 
 MAX_ID_LENGTH = 512
@@ -42,6 +43,8 @@ MAX_JSON_BYTES = 262_144
 MAX_ATTEMPT = 10_000
 MAX_BATCH = 256
 """Failures in one ReportFailures call."""
+MAX_CALLS = 1024
+"""Tool calls, and held results, in one ReconcileResults call."""
 MAX_SEQUENCE = 2**63 - 1  # SQLite's largest integer
 DEFAULT_PAGE_SIZE = 1000
 MAX_DURATION_SECONDS = 315_576_000_000  # google.protobuf.Duration's range
@@ -436,4 +439,65 @@ def failure_event_to_proto(detail: FailureEvent) -> pb.FailureEvent:
         arguments=arguments,
         elapsed=duration(detail.report.elapsed),
         decision=decision_to_proto(detail.decision),
+    )
+
+
+@dataclass(frozen=True)
+class Reconciling:
+    turn_id: str
+    calls: list[ToolCall]
+    held: list[HeldResult]
+
+
+def reconciling_from_proto(request: pb.ReconcileResultsRequest) -> Reconciling:
+    """The calls and held results; raises InvalidRequest naming every bad field."""
+    check = Violations()
+    turn_id = check.identifier("turn_id", request.turn_id)
+    if not 1 <= len(request.calls) <= MAX_CALLS:
+        check.add("calls", f"must hold 1 to {MAX_CALLS} tool calls, got {len(request.calls)}")
+    if len(request.results) > MAX_CALLS:
+        check.add("results", f"at most {MAX_CALLS} results, got {len(request.results)}")
+    check.raise_any()
+    first_use: dict[str, int] = {}
+    calls = []
+    for index, call in enumerate(request.calls):
+        field = f"calls[{index}]."
+        call_id = check.identifier(field + "call_id", call.call_id)
+        if call_id in first_use:
+            check.add(field + "call_id", f"repeats calls[{first_use[call_id]}].call_id")
+        first_use.setdefault(call_id, index)
+        calls.append(ToolCall(call_id, check.identifier(field + "tool", call.tool)))
+    held = [
+        HeldResult(
+            check.text(f"results[{index}].call_id", result.call_id, MAX_ID_LENGTH),
+            check.text(f"results[{index}].content", result.content, MAX_JSON_BYTES),
+            result.is_error,
+        )
+        for index, result in enumerate(request.results)
+    ]
+    check.raise_any()
+    return Reconciling(turn_id, calls, held)
+
+
+def reconciliation_to_proto(reconciliation: Reconciliation) -> pb.ReconcileResultsResponse:
+    return pb.ReconcileResultsResponse(
+        results=[
+            pb.ReconciledResult(
+                call_id=result.call_id,
+                tool=result.tool,
+                content=result.content,
+                is_error=result.is_error,
+                origin=f"RESULT_ORIGIN_{result.origin.value}",
+                note=result.note,
+            )
+            for result in reconciliation.results
+        ],
+        dropped=[
+            pb.DroppedResult(
+                index=dropped.index,
+                call_id=dropped.call_id,
+                reason=f"DROP_REASON_{dropped.reason.value}",
+            )
+            for dropped in reconciliation.dropped
+        ],
     )

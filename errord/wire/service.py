@@ -120,6 +120,11 @@ class ErrorHandlerService:
     ) -> pb.ReportFailuresResponse:
         return await answer(context, lambda: self._report_failures(data))
 
+    async def reconcile_results(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ReconcileResultsResponse:
+        return await answer(context, lambda: self._reconcile_results(data))
+
     async def report_outcome(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ReportOutcomeResponse:
@@ -152,6 +157,11 @@ class ErrorHandlerService:
                 )
                 response.results.add(answer=answer)
         return response
+
+    async def _reconcile_results(self, data: bytes) -> pb.ReconcileResultsResponse:
+        asked = convert.reconciling_from_proto(decode(pb.ReconcileResultsRequest, data))
+        reconciled = await self._handler.reconcile_results(asked.turn_id, asked.calls, asked.held)
+        return convert.reconciliation_to_proto(reconciled)
 
     async def _report_outcome(self, data: bytes) -> pb.ReportOutcomeResponse:
         report = convert.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
@@ -205,6 +215,10 @@ def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
             "ReportFailures": grpc.unary_unary_rpc_method_handler(
                 service.report_failures,
                 response_serializer=pb.ReportFailuresResponse.SerializeToString,
+            ),
+            "ReconcileResults": grpc.unary_unary_rpc_method_handler(
+                service.reconcile_results,
+                response_serializer=pb.ReconcileResultsResponse.SerializeToString,
             ),
             "ReportOutcome": grpc.unary_unary_rpc_method_handler(
                 service.report_outcome,

@@ -77,6 +77,7 @@ class _SyncStub(Protocol):
     ReportFailure: _Unary[pb.ReportFailureRequest, pb.ReportFailureResponse]
     ReportFailures: _Unary[pb.ReportFailuresRequest, pb.ReportFailuresResponse]
     ReportOutcome: _Unary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
+    ReconcileResults: _Unary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _Unary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _StreamCall[pb.WatchTraceResponse]]
 
@@ -87,6 +88,7 @@ class _AsyncStub(Protocol):
     ReportFailure: _AsyncUnary[pb.ReportFailureRequest, pb.ReportFailureResponse]
     ReportFailures: _AsyncUnary[pb.ReportFailuresRequest, pb.ReportFailuresResponse]
     ReportOutcome: _AsyncUnary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
+    ReconcileResults: _AsyncUnary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _AsyncUnary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _AsyncStreamCall[pb.WatchTraceResponse]]
 
@@ -151,6 +153,19 @@ class ErrordClient:
         tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
         request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
         return self._stub.ReportFailure(request, timeout=timeout)
+
+    def reconcile_results(
+        self,
+        turn_id: str,
+        calls: Sequence[pb.ToolCallRef],
+        results: Sequence[pb.HeldToolResult] = (),
+        *,
+        timeout: float | None = None,
+    ) -> pb.ReconcileResultsResponse:
+        """Exactly one result per tool call of the model's message, in call order (see
+        errord_client.results for the shapes model APIs take)."""
+        request = pb.ReconcileResultsRequest(turn_id=turn_id, calls=calls, results=results)
+        return self._stub.ReconcileResults(request, timeout=timeout)
 
     def report_failures(
         self, failures: Sequence[pb.ReportFailureRequest], *, timeout: float | None = None
@@ -264,6 +279,18 @@ class AsyncErrordClient:
         tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
         request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
         return await self._stub.ReportFailure(request, timeout=timeout)
+
+    async def reconcile_results(
+        self,
+        turn_id: str,
+        calls: Sequence[pb.ToolCallRef],
+        results: Sequence[pb.HeldToolResult] = (),
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> pb.ReconcileResultsResponse:
+        """One result per tool call; see ErrordClient.reconcile_results."""
+        request = pb.ReconcileResultsRequest(turn_id=turn_id, calls=calls, results=results)
+        return await self._stub.ReconcileResults(request, timeout=timeout)
 
     async def report_failures(
         self,

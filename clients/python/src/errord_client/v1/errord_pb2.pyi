@@ -72,6 +72,18 @@ class AlertKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ALERT_KIND_FAILURE_RATE: _ClassVar[AlertKind]
     ALERT_KIND_SLOW: _ClassVar[AlertKind]
     ALERT_KIND_BREAKER_TRIPPED: _ClassVar[AlertKind]
+
+class ResultOrigin(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RESULT_ORIGIN_UNSPECIFIED: _ClassVar[ResultOrigin]
+    RESULT_ORIGIN_KEPT: _ClassVar[ResultOrigin]
+    RESULT_ORIGIN_SYNTHESIZED: _ClassVar[ResultOrigin]
+
+class DropReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DROP_REASON_UNSPECIFIED: _ClassVar[DropReason]
+    DROP_REASON_DUPLICATE: _ClassVar[DropReason]
+    DROP_REASON_UNKNOWN_CALL: _ClassVar[DropReason]
 ERROR_CODE_UNSPECIFIED: ErrorCode
 ERROR_CODE_TIMEOUT: ErrorCode
 ERROR_CODE_CONNECTION: ErrorCode
@@ -112,6 +124,12 @@ ALERT_KIND_UNSPECIFIED: AlertKind
 ALERT_KIND_FAILURE_RATE: AlertKind
 ALERT_KIND_SLOW: AlertKind
 ALERT_KIND_BREAKER_TRIPPED: AlertKind
+RESULT_ORIGIN_UNSPECIFIED: ResultOrigin
+RESULT_ORIGIN_KEPT: ResultOrigin
+RESULT_ORIGIN_SYNTHESIZED: ResultOrigin
+DROP_REASON_UNSPECIFIED: DropReason
+DROP_REASON_DUPLICATE: DropReason
+DROP_REASON_UNKNOWN_CALL: DropReason
 
 class BreakerState(_message.Message):
     __slots__ = ("phase", "consecutive_failures", "consecutive_successes", "opened_at", "half_opens_at", "opens", "probe_in_flight", "probe_until")
@@ -553,3 +571,65 @@ class ToolAlert(_message.Message):
     kind: AlertKind
     message: str
     def __init__(self, kind: _Optional[_Union[AlertKind, str]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class ToolCallRef(_message.Message):
+    __slots__ = ("call_id", "tool")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool: str
+    def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ...) -> None: ...
+
+class HeldToolResult(_message.Message):
+    __slots__ = ("call_id", "content", "is_error")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    content: str
+    is_error: bool
+    def __init__(self, call_id: _Optional[str] = ..., content: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+
+class ReconcileResultsRequest(_message.Message):
+    __slots__ = ("turn_id", "calls", "results")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    calls: _containers.RepeatedCompositeFieldContainer[ToolCallRef]
+    results: _containers.RepeatedCompositeFieldContainer[HeldToolResult]
+    def __init__(self, turn_id: _Optional[str] = ..., calls: _Optional[_Iterable[_Union[ToolCallRef, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[HeldToolResult, _Mapping]]] = ...) -> None: ...
+
+class ReconciledResult(_message.Message):
+    __slots__ = ("call_id", "tool", "content", "is_error", "origin", "note")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool: str
+    content: str
+    is_error: bool
+    origin: ResultOrigin
+    note: str
+    def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., content: _Optional[str] = ..., is_error: _Optional[bool] = ..., origin: _Optional[_Union[ResultOrigin, str]] = ..., note: _Optional[str] = ...) -> None: ...
+
+class DroppedResult(_message.Message):
+    __slots__ = ("index", "call_id", "reason")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    call_id: str
+    reason: DropReason
+    def __init__(self, index: _Optional[int] = ..., call_id: _Optional[str] = ..., reason: _Optional[_Union[DropReason, str]] = ...) -> None: ...
+
+class ReconcileResultsResponse(_message.Message):
+    __slots__ = ("results", "dropped")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[ReconciledResult]
+    dropped: _containers.RepeatedCompositeFieldContainer[DroppedResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[ReconciledResult, _Mapping]]] = ..., dropped: _Optional[_Iterable[_Union[DroppedResult, _Mapping]]] = ...) -> None: ...

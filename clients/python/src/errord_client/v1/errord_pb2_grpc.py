@@ -50,6 +50,11 @@ class ErrorHandlerServiceStub:
                 request_serializer=errord_dot_v1_dot_errord__pb2.ReportOutcomeRequest.SerializeToString,
                 response_deserializer=errord_dot_v1_dot_errord__pb2.ReportOutcomeResponse.FromString,
                 _registered_method=True)
+        self.ReconcileResults = channel.unary_unary(
+                '/errord.v1.ErrorHandlerService/ReconcileResults',
+                request_serializer=errord_dot_v1_dot_errord__pb2.ReconcileResultsRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.ReconcileResultsResponse.FromString,
+                _registered_method=True)
         self.GetTurnTrace = channel.unary_unary(
                 '/errord.v1.ErrorHandlerService/GetTurnTrace',
                 request_serializer=errord_dot_v1_dot_errord__pb2.GetTurnTraceRequest.SerializeToString,
@@ -97,6 +102,19 @@ class ErrorHandlerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReconcileResults(self, request, context):
+        """ReconcileResults returns exactly one result per tool call of a model
+        turn, in call order, so that the next model request is never rejected
+        for an unanswered call: the executor's results kept (the first, when a
+        call has several), results for calls the model did not make dropped and
+        listed, and for every call without a result an error result synthesized
+        from the turn's trace (the last decision's llm_message, or what errord
+        knows of the call).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetTurnTrace(self, request, context):
         """GetTurnTrace returns every event of one turn, oldest first.
         """
@@ -128,6 +146,11 @@ def add_ErrorHandlerServiceServicer_to_server(servicer, server):
                     servicer.ReportOutcome,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.ReportOutcomeRequest.FromString,
                     response_serializer=errord_dot_v1_dot_errord__pb2.ReportOutcomeResponse.SerializeToString,
+            ),
+            'ReconcileResults': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReconcileResults,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.ReconcileResultsRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.ReconcileResultsResponse.SerializeToString,
             ),
             'GetTurnTrace': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTurnTrace,
@@ -222,6 +245,33 @@ class ErrorHandlerService:
             '/errord.v1.ErrorHandlerService/ReportOutcome',
             errord_dot_v1_dot_errord__pb2.ReportOutcomeRequest.SerializeToString,
             errord_dot_v1_dot_errord__pb2.ReportOutcomeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReconcileResults(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.ErrorHandlerService/ReconcileResults',
+            errord_dot_v1_dot_errord__pb2.ReconcileResultsRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.ReconcileResultsResponse.FromString,
             options,
             channel_credentials,
             insecure,
