@@ -65,7 +65,7 @@ async def serve(
         async with await Store.open(
             settings.db, clock, state, on_commit=lambda events: committed(feed, events)
         ) as store:
-            engine = Engine(default_policy(random.Random()))
+            engine = Engine(default_policy(random.Random(), settings.retry_budget()))
             handler = ErrorHandler(engine, store, state, manifests, clock)
             # What start-up built (modules, manifests, the loaded state) lives as long as
             # the daemon: keep it out of every garbage collection from now on.

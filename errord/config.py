@@ -13,6 +13,10 @@
     breaker_cooldown_seconds = 30.0     # open this long, then one probe (half-open)
     breaker_success_threshold = 2       # consecutive successes in half-open that close it
 
+    # Retries one turn's calls may be granted in all; no budget when neither is set.
+    turn_retry_budget = 10              # at most this many
+    turn_retry_budget_share = 1.0       # at most this many per call of the turn, rounded up
+
     # When GetToolStats, `errord stats` and /metrics flag a tool.
     alert_failure_rate = 0.05           # recent failures per execution above this
     alert_mean_duration_seconds = 5.0   # recent mean duration above this
@@ -33,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from errord.alerts import AlertThresholds
+from errord.decide.policy import RetryBudget
 from errord.errors import ConfigError
 from errord.manifests.model import BreakerPolicy
 
@@ -41,6 +46,10 @@ BREAKER_SETTINGS = {
     "failure_threshold": "breaker_failure_threshold",
     "cooldown": "breaker_cooldown_seconds",
     "success_threshold": "breaker_success_threshold",
+}
+BUDGET_SETTINGS = {
+    "max_retries": "turn_retry_budget",
+    "max_share": "turn_retry_budget_share",
 }
 ALERT_SETTINGS = {
     "failure_rate": "alert_failure_rate",
@@ -99,6 +108,10 @@ class Settings:
     alert_mean_duration_seconds: float = AlertThresholds.mean_duration
     alert_window_seconds: float = AlertThresholds.window
     alert_min_executions: int = AlertThresholds.min_executions
+    turn_retry_budget: int | None = None
+    """Retries one turn's calls may be granted in all; None for no count."""
+    turn_retry_budget_share: float | None = None
+    """Retries per call of a turn, rounded up; None for no share."""
 
     def __post_init__(self) -> None:
         problem = check_listen(self.listen)
@@ -114,6 +127,7 @@ class Settings:
         for build, names in (
             (self.breaker_defaults, BREAKER_SETTINGS),
             (self.alert_thresholds, ALERT_SETTINGS),
+            (self.retry_budget, BUDGET_SETTINGS),
         ):
             try:
                 build()
@@ -131,6 +145,12 @@ class Settings:
             cooldown=self.breaker_cooldown_seconds,
             success_threshold=self.breaker_success_threshold,
         )
+
+    def retry_budget(self) -> RetryBudget | None:
+        """The retry budget of every turn; None when neither setting is given."""
+        if self.turn_retry_budget is None and self.turn_retry_budget_share is None:
+            return None
+        return RetryBudget(self.turn_retry_budget, self.turn_retry_budget_share)
 
     def alert_thresholds(self) -> AlertThresholds:
         return AlertThresholds(
@@ -185,6 +205,8 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "alert_mean_duration_seconds": (int, float),
         "alert_window_seconds": (int, float),
         "alert_min_executions": (int,),
+        "turn_retry_budget": (int,),
+        "turn_retry_budget_share": (int, float),
     }
     where = f"{path}:{line_of(text, key)}"
     if key not in types:

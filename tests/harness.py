@@ -6,7 +6,7 @@ import itertools
 from pathlib import Path
 
 from errord.decide.engine import Engine
-from errord.decide.policy import default_policy
+from errord.decide.policy import RetryBudget, default_policy
 from errord.handler import ErrorHandler
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.state.projections import Projections
@@ -23,11 +23,13 @@ class Harness:
         self.clock = FakeClock()
         self.ids = (f"decision-{n}" for n in itertools.count(1))
         self.capacity = 100_000
+        self.budget: RetryBudget | None = None
+        """The turns' retry budget; None for none."""
 
     async def start(self) -> ErrorHandler:
         self.state = Projections(self.capacity)
         self.store = await Store.open(self.db, self.clock, self.state)
-        engine = Engine(default_policy(FixedJitter()), new_id=lambda: next(self.ids))
+        engine = Engine(default_policy(FixedJitter(), self.budget), new_id=lambda: next(self.ids))
         self.handler = ErrorHandler(engine, self.store, self.state, self.manifests, self.clock)
         return self.handler
 

@@ -67,6 +67,12 @@ class TurnHistory(Protocol):
     @property
     def began_at(self) -> datetime: ...
 
+    @property
+    def calls(self) -> tuple[str, ...]: ...
+
+    @property
+    def retries(self) -> int: ...
+
 
 BreakerViews = Callable[[str], BreakerState | None]
 """A tool's breaker as decisions see it (errord.state.breakers), None if it never changed."""
@@ -126,7 +132,7 @@ class Engine:
                 retry_time_spent=call.delay_granted(report.tool) if call is not None else 0.0,
                 failed_tools=failed | {report.tool},
             ),
-            turn=TurnPart(began_at=turn.began_at if turn is not None else None),
+            turn=_turn_part(report, turn),
             now=now,
             breaker=BreakerPart(stepped.state, _open_tools(manifest.alternatives, breaker_of, now)),
         )
@@ -197,6 +203,13 @@ class Engine:
             consequences=verdict.consequences,
             breaker=context.breaker.state,
         )
+
+
+def _turn_part(report: FailureReport, turn: TurnHistory | None) -> TurnPart:
+    if turn is None:
+        return TurnPart()
+    calls = len(turn.calls) + (report.call_id not in turn.calls)
+    return TurnPart(began_at=turn.began_at, calls=calls, retries=turn.retries)
 
 
 def _probe(decision: Decision, context: DecisionContext) -> Probe:

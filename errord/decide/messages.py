@@ -63,6 +63,10 @@ REFUSALS: dict[RefusalKind, str] = {
         "its retry policy allows (max_retry_after_ms)"
     ),
     RefusalKind.BREAKER_OPEN: "the circuit breaker of {tool} is open; {half_opens}",
+    RefusalKind.RETRY_BUDGET_SPENT: (
+        "the turn's retry budget is spent: its calls were granted {granted} of the {limit} "
+        "retries it allows"
+    ),
     RefusalKind.BREAKER_PROBING: (
         "the circuit breaker of {tool} is half-open and its one probe is in flight for up to "
         "{wait_ms} ms more"
@@ -283,6 +287,7 @@ def refusal_fields(context: DecisionContext, refusal: Refusal) -> dict[str, obje
         "limit_ms": milliseconds(refusal.limit),
         "spent_ms": milliseconds(refusal.spent),
         "wait_ms": milliseconds(refusal.wait),
+        "granted": refusal.granted,
         "half_opens": _half_opens(context, refusal),
     }
 

@@ -75,6 +75,8 @@ class RefusalKind(Enum):
     """The tool's circuit breaker is open."""
     BREAKER_PROBING = "BREAKER_PROBING"
     """The breaker is half-open and its one probe is taken."""
+    RETRY_BUDGET_SPENT = "RETRY_BUDGET_SPENT"
+    """The turn was granted as many retries as its budget allows."""
 
 
 class BreakerPhase(Enum):
@@ -240,6 +242,8 @@ class Refusal(Record, frozen=True):
     """Seconds of the delay that would have been granted, or the tool asked for."""
     attempt: int = 0
     """The attempt that failed (ATTEMPTS_EXHAUSTED)."""
+    granted: int = 0
+    """Retries the turn was granted already (RETRY_BUDGET_SPENT)."""
 
 
 class Consequence(Record, frozen=True):

@@ -16,6 +16,7 @@ episodic memory join the same way; a verdict may carry consequences for other ca
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -70,6 +71,37 @@ class TurnPart:
 
     began_at: datetime | None = None
     """When errord saw the turn begin; None when this report begins it."""
+    calls: int = 1
+    """Calls of the turn with a reported failure, this one's included."""
+    retries: int = 0
+    """RETRY decisions the turn's calls were granted so far."""
+
+
+@dataclass(frozen=True)
+class RetryBudget:
+    """How many retries one turn's calls may be granted in all, so that a turn's parallel
+    calls failing at once cannot start a retry storm (as Envoy's retry budgets)."""
+
+    max_retries: int | None = None
+    """At most this many; None for no count."""
+    max_share: float | None = None
+    """At most this many per call of the turn (with a reported failure), rounded up;
+    None for no share."""
+
+    def __post_init__(self) -> None:
+        if self.max_retries is not None and self.max_retries < 0:
+            raise ValueError("max_retries must not be negative")
+        if self.max_share is not None and not 0 <= self.max_share <= 1000:
+            raise ValueError("max_share must be from 0 to 1000")
+
+    def allows(self, calls: int) -> int | None:
+        """Retries allowed to a turn of ``calls`` calls; None when unlimited."""
+        limits = []
+        if self.max_retries is not None:
+            limits.append(self.max_retries)
+        if self.max_share is not None:
+            limits.append(math.ceil(self.max_share * calls))
+        return min(limits) if limits else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +263,21 @@ class BreakerOpen(RetryGate):
         return None
 
 
+class TurnRetryBudgetSpent(RetryGate):
+    """No more retries than the turn's retry budget allows (reserved before the commit, as
+    every decision's state is, so concurrent calls of a turn share one budget)."""
+
+    def __init__(self, budget: RetryBudget) -> None:
+        self.budget = budget
+
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
+        turn = context.turn
+        allowed = self.budget.allows(turn.calls)
+        if allowed is not None and turn.retries >= allowed:
+            return Refusal(kind=RefusalKind.RETRY_BUDGET_SPENT, limit=allowed, granted=turn.retries)
+        return None
+
+
 class AttemptsExhausted(RetryGate):
     """At most max_attempts attempts of one tool per call."""
 
@@ -356,12 +403,14 @@ class RecoveryPolicy:
         raise AssertionError("unreachable: Escalate always decides")
 
 
-def default_policy(jitter: Jitter) -> RecoveryPolicy:
+def default_policy(jitter: Jitter, budget: RetryBudget | None = None) -> RecoveryPolicy:
     """The policy of the seeds: backoff honouring Retry-After; retry unless permanent,
-    not idempotent, the breaker open (or its half-open probe taken), out of attempts,
-    asked to wait too long or out of retry time; else an alternative, else wait for the
-    probe, else escalate."""
+    not idempotent, the breaker open (or its half-open probe taken), the turn's retry
+    ``budget`` spent (when there is one), out of attempts, asked to wait too long or out
+    of retry time; else an alternative, else wait for the probe, else escalate."""
     limits = AttemptsExhausted() | RetryAfterTooLong() | TotalRetryTimeExceeded()
+    if budget is not None:
+        limits = TurnRetryBudgetSpent(budget) | limits
     return RecoveryPolicy(
         backoff=HonourRetryAfter(ExponentialBackoff(jitter)),
         gate=PermanentError() | NotIdempotent() | BreakerOpen() | limits,
