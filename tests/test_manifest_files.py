@@ -383,8 +383,8 @@ PROBLEM_CASES = [
         [
             "3: tools[0].retries: unknown key 'retries' (did you mean 'retry_policy'?);"
             " allowed keys: name, id, description, timeout_ms, idempotent, retry_policy,"
-            " circuit_breaker, classification, alternatives, optional, default, parameters,"
-            " redact"
+            " circuit_breaker, classification, alternatives, optional, accepts_partial_results,"
+            " default, parameters, redact"
         ],
         id="unknown-tool-key-with-suggestion",
     ),
@@ -858,7 +858,7 @@ def test_every_problem_of_every_tool_is_reported_at_once_in_line_order(tmp_path:
     assert problems_in(path) == [
         f"{path}:3: tools[0].colour: unknown key 'colour'; allowed keys: name, id,"
         " description, timeout_ms, idempotent, retry_policy, circuit_breaker, classification,"
-        " alternatives, optional, default, parameters, redact",
+        " alternatives, optional, accepts_partial_results, default, parameters, redact",
         f"{path}:4: tools[0].timeout_ms: expected an integer, got 'soon'",
         f"{path}:5: tools[0].retry_policy.max_attempts: must be at least 1, got 0",
         f"{path}:7: tools[2].name: missing required key 'name'",

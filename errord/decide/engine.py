@@ -202,6 +202,11 @@ class Engine:
             refusal=verdict.refusal,
             consequences=verdict.consequences,
             breaker=context.breaker.state,
+            default_value=(
+                context.manifest.default.value
+                if verdict.action is Action.USE_DEFAULT and context.manifest.default
+                else None
+            ),
         )
 
 

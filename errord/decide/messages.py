@@ -92,6 +92,11 @@ REASONS: dict[tuple[Action, str], str] = {
         "attempt {next_attempt} of {limit}."
     ),
     (Action.USE_ALTERNATIVE, ""): "No retry: {refusal}; using the alternative tool {alternative}.",
+    (Action.CONTINUE_PARTIAL, ""): (
+        "No retry: {refusal}; continuing with the partial result {tool} returned."
+    ),
+    (Action.USE_DEFAULT, ""): "No retry: {refusal}; using the default result of {tool}.",
+    (Action.SKIP, ""): "No retry: {refusal}; {tool} is optional, so the call is skipped.",
     (Action.ESCALATE, ""): "No retry: {refusal}; no alternative tool, escalating.",
     (Action.ESCALATE, "alternatives"): (
         "No retry: {refusal}; no alternative is usable ({unusable_alternatives}), escalating."
@@ -132,8 +137,25 @@ LLM_GUIDANCE: dict[tuple[Action, Cause], str] = {
 }
 """What the model should do next, keyed on the action and the kind of failure."""
 
+LLM_GUIDANCE_ANY_CAUSE: dict[Action, str] = {
+    Action.CONTINUE_PARTIAL: (
+        "{tool} returned only part of its result. Use what it returned, and say that it may "
+        "be incomplete."
+    ),
+    Action.USE_DEFAULT: (
+        "{tool} is unavailable; its default result stands in for it: {default_json}"
+    ),
+    Action.SKIP: "{tool} is unavailable and optional. Continue without its result.",
+}
+"""What the model should do next after a decision that does not depend on the cause."""
+
 USER_MESSAGES: dict[tuple[Action, Cause | None], str] = {
     (Action.RETRY, None): "{tool} hit a temporary problem; trying again.",
+    (Action.CONTINUE_PARTIAL, None): (
+        "{tool} returned only part of its results; continuing with what it found."
+    ),
+    (Action.USE_DEFAULT, None): "{tool} is unavailable; continuing with a standard result.",
+    (Action.SKIP, None): "{tool} is unavailable; continuing without it.",
     (Action.USE_ALTERNATIVE, None): "{tool} is not working right now; trying another way.",
     (Action.ESCALATE, Cause.TRANSIENT): "{tool} is unavailable right now; please try again later.",
     (Action.ESCALATE, Cause.PERMANENT): "{tool} cannot complete this request.",
@@ -217,8 +239,11 @@ def llm_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> s
     lines = [f"Tool call failed: {fields['tool']} ({fields['code']}, {kind})."]
     if context.report.error.message:
         lines.append(f"Error: {clip(context.report.error.message)}")
-    guidance_cause = Cause.TRANSIENT if verdict.action is Action.RETRY else fields.cause
-    lines.append(LLM_GUIDANCE[(verdict.action, guidance_cause)].format_map(fields))
+    guidance = LLM_GUIDANCE_ANY_CAUSE.get(verdict.action)
+    if guidance is None:
+        guidance_cause = Cause.TRANSIENT if verdict.action is Action.RETRY else fields.cause
+        guidance = LLM_GUIDANCE[(verdict.action, guidance_cause)]
+    lines.append(guidance.format_map(fields))
     return "\n".join(lines)
 
 
@@ -320,6 +345,9 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     "limit": lambda context, verdict: context.manifest.retry_policy.max_attempts,
     "alternative": lambda context, verdict: verdict.alternative_tool,
     "unusable_alternatives": _unusable_alternatives,
+    "default_json": lambda context, verdict: clip(
+        json.dumps(context.manifest.default.value if context.manifest.default else None)
+    ),
     "known_tools": lambda context, verdict: (
         ", ".join(sorted(context.tool.known_tools)) or "none registered with errord"
     ),

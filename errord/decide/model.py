@@ -293,6 +293,8 @@ class Decision(Record, frozen=True):
     None in decisions recorded before breakers existed."""
     probe: bool = False
     """True when this RETRY is the half-open breaker's one probe."""
+    default_value: JSONValue | None = None
+    """The tool's default result (USE_DEFAULT)."""
 
     @property
     def key(self) -> ReportKey:

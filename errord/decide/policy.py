@@ -371,6 +371,32 @@ class AwaitProbe(Fallback):
         return Verdict(Action.RETRY, delay=delay)
 
 
+class ContinuePartial(Fallback):
+    """Go on with the partial result the tool returned, if its manifest accepts one."""
+
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
+        accepted = context.manifest.accepts_partial_results
+        if accepted and context.report.error.partial_result is not None:
+            return Verdict(Action.CONTINUE_PARTIAL, refusal)
+        return None
+
+
+class UseDefault(Fallback):
+    """Go on with the tool's default result, if its manifest has one."""
+
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
+        if context.manifest.default is not None:
+            return Verdict(Action.USE_DEFAULT, refusal)
+        return None
+
+
+class SkipOptional(Fallback):
+    """Go on without the result of a tool its manifest calls optional."""
+
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
+        return Verdict(Action.SKIP, refusal) if context.manifest.optional else None
+
+
 class Escalate(Fallback):
     """Hand the failure to the user; always applies."""
 
@@ -407,12 +433,20 @@ def default_policy(jitter: Jitter, budget: RetryBudget | None = None) -> Recover
     """The policy of the seeds: backoff honouring Retry-After; retry unless permanent,
     not idempotent, the breaker open (or its half-open probe taken), the turn's retry
     ``budget`` spent (when there is one), out of attempts, asked to wait too long or out
-    of retry time; else an alternative, else wait for the probe, else escalate."""
+    of retry time; else an alternative, else wait for the probe, else the partial result,
+    the default result or (for an optional tool) no result, else escalate."""
     limits = AttemptsExhausted() | RetryAfterTooLong() | TotalRetryTimeExceeded()
     if budget is not None:
         limits = TurnRetryBudgetSpent(budget) | limits
     return RecoveryPolicy(
         backoff=HonourRetryAfter(ExponentialBackoff(jitter)),
         gate=PermanentError() | NotIdempotent() | BreakerOpen() | limits,
-        fallbacks=(UseAlternative(), AwaitProbe(limits), Escalate()),
+        fallbacks=(
+            UseAlternative(),
+            AwaitProbe(limits),
+            ContinuePartial(),
+            UseDefault(),
+            SkipOptional(),
+            Escalate(),
+        ),
     )

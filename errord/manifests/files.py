@@ -354,6 +354,7 @@ _TOOL_KEYS: FieldReads[_ManifestReader] = {
     "classification": ("classification", list_of(_rule)),
     "alternatives": ("alternatives", list_of(_tool_name)),
     "optional": ("optional", Reader.boolean),
+    "accepts_partial_results": ("accepts_partial_results", Reader.boolean),
     "default": ("default", _default),
     "parameters": ("parameters", _json_schema),
     "redact": ("redact", list_of(_dotted_path)),

@@ -131,9 +131,13 @@ class ToolManifest:
     alternatives: tuple[str, ...] = ()
     """Tools to use instead, in order of preference."""
     optional: bool = False
-    """The turn can go on without this tool's result."""
+    """The turn can go on without this tool's result: SKIP when nothing better is left."""
+    accepts_partial_results: bool = False
+    """A partial result the tool returned with its failure is worth going on with:
+    CONTINUE_PARTIAL when no retry or alternative is left."""
     default: DefaultValue | None = None
-    """The result to use when the tool cannot produce one."""
+    """The result to use when the tool cannot produce one: USE_DEFAULT when no retry,
+    alternative or partial result is left."""
     parameters: Mapping[str, JSONValue] | None = None
     """JSON Schema of the tool's arguments."""
     redact: tuple[str, ...] = ()

@@ -370,6 +370,8 @@ def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
     if decision.breaker is not None:
         message.breaker.CopyFrom(breaker_state_to_proto(decision.breaker, decision.decided_at))
         message.probe = decision.probe
+    if decision.action is Action.USE_DEFAULT:
+        message.default_value.CopyFrom(value_to_proto(decision.default_value))
     return message
 
 

@@ -180,7 +180,7 @@ class Classification(_message.Message):
     def __init__(self, error_class: _Optional[_Union[ErrorClass, str]] = ..., code: _Optional[_Union[ErrorCode, str]] = ..., rule: _Optional[str] = ...) -> None: ...
 
 class RecoveryDecision(_message.Message):
-    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe")
+    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe", "default_value")
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DELAY_FIELD_NUMBER: _ClassVar[int]
@@ -200,6 +200,7 @@ class RecoveryDecision(_message.Message):
     TECHNICAL_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     BREAKER_FIELD_NUMBER: _ClassVar[int]
     PROBE_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_VALUE_FIELD_NUMBER: _ClassVar[int]
     decision_id: str
     action: RecoveryAction
     delay: _duration_pb2.Duration
@@ -219,7 +220,8 @@ class RecoveryDecision(_message.Message):
     technical_message: str
     breaker: BreakerState
     probe: bool
-    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., probe: _Optional[bool] = ...) -> None: ...
+    default_value: _struct_pb2.Value
+    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., probe: _Optional[bool] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class ReportFailureRequest(_message.Message):
     __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed")
