@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from errord.alerts import AlertThresholds
-from errord.decide.policy import RetryBudget
+from errord.decide.model import RetryBudget
 from errord.errors import ConfigError
 from errord.manifests.model import BreakerPolicy
 

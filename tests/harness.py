@@ -6,7 +6,8 @@ import itertools
 from pathlib import Path
 
 from errord.decide.engine import Engine
-from errord.decide.policy import RetryBudget, default_policy
+from errord.decide.model import RetryBudget
+from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.state.projections import Projections

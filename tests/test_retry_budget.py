@@ -13,8 +13,7 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
 from errord.config import Settings
-from errord.decide.model import Action, ErrorCode, FailureReport, ToolFailure
-from errord.decide.policy import RetryBudget
+from errord.decide.model import Action, ErrorCode, FailureReport, RetryBudget, ToolFailure
 from errord.errors import ConfigError
 from errord.handler import ErrorHandler
 from errord.manifests.model import BreakerPolicy, ToolManifest

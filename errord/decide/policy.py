@@ -16,7 +16,6 @@ episodic memory join the same way; a verdict may carry consequences for other ca
 from __future__ import annotations
 
 import abc
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +32,7 @@ from errord.decide.model import (
     FailureReport,
     Refusal,
     RefusalKind,
+    RetryBudget,
 )
 from errord.manifests.model import ToolManifest
 
@@ -75,33 +75,6 @@ class TurnPart:
     """Calls of the turn with a reported failure, this one's included."""
     retries: int = 0
     """RETRY decisions the turn's calls were granted so far."""
-
-
-@dataclass(frozen=True)
-class RetryBudget:
-    """How many retries one turn's calls may be granted in all, so that a turn's parallel
-    calls failing at once cannot start a retry storm (as Envoy's retry budgets)."""
-
-    max_retries: int | None = None
-    """At most this many; None for no count."""
-    max_share: float | None = None
-    """At most this many per call of the turn (with a reported failure), rounded up;
-    None for no share."""
-
-    def __post_init__(self) -> None:
-        if self.max_retries is not None and self.max_retries < 0:
-            raise ValueError("max_retries must not be negative")
-        if self.max_share is not None and not 0 <= self.max_share <= 1000:
-            raise ValueError("max_share must be from 0 to 1000")
-
-    def allows(self, calls: int) -> int | None:
-        """Retries allowed to a turn of ``calls`` calls; None when unlimited."""
-        limits = []
-        if self.max_retries is not None:
-            limits.append(self.max_retries)
-        if self.max_share is not None:
-            limits.append(math.ceil(self.max_share * calls))
-        return min(limits) if limits else None
 
 
 @dataclass(frozen=True, slots=True)
