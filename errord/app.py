@@ -65,7 +65,10 @@ async def serve(
         async with await Store.open(
             settings.db, clock, state, on_commit=lambda events: committed(feed, events)
         ) as store:
-            engine = Engine(default_policy(random.Random(), settings.retry_budget()))
+            engine = Engine(
+                default_policy(random.Random(), settings.retry_budget()),
+                turn_deadline=settings.turn_deadline_seconds,
+            )
             handler = ErrorHandler(engine, store, state, manifests, clock)
             # What start-up built (modules, manifests, the loaded state) lives as long as
             # the daemon: keep it out of every garbage collection from now on.

@@ -13,6 +13,8 @@
     breaker_cooldown_seconds = 30.0     # open this long, then one probe (half-open)
     breaker_success_threshold = 2       # consecutive successes in half-open that close it
 
+    turn_deadline_seconds = 300.0       # a turn's deadline when BeginTurn gives none
+
     # Retries one turn's calls may be granted in all; no budget when neither is set.
     turn_retry_budget = 10              # at most this many
     turn_retry_budget_share = 1.0       # at most this many per call of the turn, rounded up
@@ -39,7 +41,7 @@ from typing import Any
 from errord.alerts import AlertThresholds
 from errord.decide.model import RetryBudget
 from errord.errors import ConfigError
-from errord.manifests.model import BreakerPolicy
+from errord.manifests.model import MAX_COOLDOWN, BreakerPolicy
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 BREAKER_SETTINGS = {
@@ -108,6 +110,8 @@ class Settings:
     alert_mean_duration_seconds: float = AlertThresholds.mean_duration
     alert_window_seconds: float = AlertThresholds.window
     alert_min_executions: int = AlertThresholds.min_executions
+    turn_deadline_seconds: float = 300.0
+    """A turn's deadline, from its beginning, when BeginTurn gives none."""
     turn_retry_budget: int | None = None
     """Retries one turn's calls may be granted in all; None for no count."""
     turn_retry_budget_share: float | None = None
@@ -117,6 +121,8 @@ class Settings:
         problem = check_listen(self.listen)
         if problem:
             raise ConfigError(f"listen: {problem}")
+        if not 0 < self.turn_deadline_seconds <= MAX_COOLDOWN:
+            raise ConfigError("turn_deadline_seconds: must be positive and at most a week")
         if self.metrics_listen is not None:
             if self.metrics_listen.startswith("unix:"):
                 problem = "expected host:port; the metrics endpoint is HTTP over TCP"
@@ -205,6 +211,7 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "alert_mean_duration_seconds": (int, float),
         "alert_window_seconds": (int, float),
         "alert_min_executions": (int,),
+        "turn_deadline_seconds": (int, float),
         "turn_retry_budget": (int,),
         "turn_retry_budget_share": (int, float),
     }

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeAlias, TypeVar, cast
 
 from errord.clock import Clock
@@ -27,6 +27,7 @@ from errord.decide.events import (
     FailureEvent,
     OutcomeEvent,
     TraceEvent,
+    TurnBegan,
 )
 from errord.decide.model import (
     BreakerState,
@@ -35,9 +36,17 @@ from errord.decide.model import (
     Outcome,
     OutcomeReport,
     ReportKey,
+    RetryBudget,
 )
 from errord.decide.reconcile import HeldResult, Reconciliation, Synthesized, ToolCall, reconcile
-from errord.errors import ReportConflict, StoreError, ToolNotFound, TurnNotFound
+from errord.errors import (
+    FieldViolation,
+    InvalidRequest,
+    ReportConflict,
+    StoreError,
+    ToolNotFound,
+    TurnNotFound,
+)
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.state.projection import Projection
 from errord.state.projections import Projections
@@ -70,7 +79,7 @@ class ErrorHandler:
         self._clock = clock
         self.manifests = manifests
         """The manifests in force; a reload replaces the whole snapshot at once."""
-        self._in_flight: dict[tuple[EventKind, ReportKey], Unit] = {}
+        self._in_flight: dict[tuple[EventKind, ReportKey | str], Unit] = {}
         """Units being committed, by the kind and key of the report they record."""
         self._loading: dict[tuple[str, Any], asyncio.Future[None]] = {}
 
@@ -106,6 +115,59 @@ class ErrorHandler:
             if isinstance(result, BaseException) and not isinstance(result, Exception):
                 raise result  # cancelled: not a refusal of one report
         return cast(list[tuple[Decision, bool] | Exception], results)
+
+    async def begin_turn(
+        self, turn_id: str, deadline: datetime | None, budget: RetryBudget | None
+    ) -> tuple[TraceEvent, bool]:
+        """Begin ``turn_id`` with ``deadline`` (None: the default) and ``budget`` (None: the
+        daemon's); the recorded event, and True if it was begun before with these values.
+
+        Raises InvalidRequest for a deadline already past, ReportConflict for a turn that
+        began with other values or with its first report.
+        """
+        now = self._clock.now()
+        if deadline is not None and deadline <= now:
+            raise InvalidRequest(
+                [FieldViolation("deadline", f"must be in the future, got {deadline.isoformat()}")]
+            )
+        held = await self._hold_turn(turn_id)
+        try:
+            began = self._state.turns.view(turn_id)
+            if began is not None:
+                same = not began.implicit and began.retry_budget == budget
+                if not same or (deadline is not None and began.deadline != deadline):
+                    how = "with its first report" if began.implicit else "with other values"
+                    raise ReportConflict(
+                        f"turn {turn_id!r} already began {how} at {began.began_at.isoformat()}"
+                    )
+                return await self._recorded_beginning(turn_id)
+            event = TurnBegan(
+                turn_id=turn_id,
+                implicit=False,
+                deadline=deadline or self._engine.default_deadline(now),
+                retry_budget=budget,
+            )
+            unit = self._submit(EventKind.TURN_BEGAN, turn_id, (event,))
+        finally:
+            self._let_go(held)
+        try:
+            await asyncio.shield(unit.done)
+        except DuplicateEvent:
+            return await self._recorded_beginning(turn_id)
+        return unit.events[-1], False
+
+    async def _hold_turn(self, turn_id: str) -> _Held:
+        return await self._read_missing(((self._state.turns, turn_id),))
+
+    async def _recorded_beginning(self, turn_id: str) -> tuple[TraceEvent, bool]:
+        in_flight = self._in_flight.get((EventKind.TURN_BEGAN, turn_id))
+        if in_flight is not None:
+            await asyncio.shield(in_flight.done)
+            return in_flight.events[-1], True
+        stored = await self._store.find(EventKind.TURN_BEGAN, (turn_id,))
+        if stored is None:
+            raise StoreError(f"turn {turn_id!r} began, yet its event cannot be found")
+        return stored, True
 
     async def reconcile_results(
         self, turn_id: str, calls: Sequence[ToolCall], held: Sequence[HeldResult]
@@ -220,7 +282,9 @@ class ErrorHandler:
         )
         return self._new_outcome(report, self._submit(EventKind.OUTCOME, report.key, events))
 
-    def _submit(self, kind: EventKind, key: ReportKey, events: tuple[EventDetail, ...]) -> Unit:
+    def _submit(
+        self, kind: EventKind, key: ReportKey | str, events: tuple[EventDetail, ...]
+    ) -> Unit:
         unit = self._store.submit(events)
         self._in_flight[(kind, key)] = unit
         unit.done.add_done_callback(lambda _: self._in_flight.pop((kind, key), None))

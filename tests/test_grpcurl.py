@@ -62,6 +62,7 @@ def test_grpcurl_lists_the_service_with_health_and_reflection(errord: DaemonProc
     assert "grpc.reflection.v1alpha.ServerReflection" in services
     methods = set(grpcurl(errord.address, "list", SERVICE).split())
     names = (
+        "BeginTurn",
         "ReportFailure",
         "ReportFailures",
         "ReportOutcome",
@@ -149,7 +150,8 @@ def test_grpcurl_reads_the_turn_trace_in_order(errord: DaemonProcess) -> None:
         grpcurl(errord.address, f"{SERVICE}/GetTurnTrace", data={"turn_id": "turn-trace"})
     )
     events = trace["events"]
-    assert events[0]["turn_began"] == {"implicit": True}
+    assert events[0]["turn_began"]["implicit"] is True
+    assert "deadline" in events[0]["turn_began"]  # the default: 300 s after it began
     assert "call_id" not in events[0]
     assert [e["failure"]["decision"]["decision_id"] for e in events[1:3]] == [
         first["decision_id"],

@@ -37,6 +37,7 @@ from errord.decide.model import (
     Outcome,
     OutcomeReport,
     Probe,
+    RetryBudget,
 )
 from errord.decide.policy import (
     BreakerPart,
@@ -73,6 +74,12 @@ class TurnHistory(Protocol):
     @property
     def retries(self) -> int: ...
 
+    @property
+    def deadline(self) -> datetime | None: ...
+
+    @property
+    def retry_budget(self) -> RetryBudget | None: ...
+
 
 BreakerViews = Callable[[str], BreakerState | None]
 """A tool's breaker as decisions see it (errord.state.breakers), None if it never changed."""
@@ -90,6 +97,10 @@ class Decided:
     events: tuple[EventDetail, ...]
 
 
+DEFAULT_TURN_DEADLINE = 300.0
+"""Seconds a turn has when BeginTurn does not say (seed 004 section 4.2)."""
+
+
 def new_decision_id() -> str:
     return uuid.uuid4().hex
 
@@ -98,10 +109,16 @@ class Engine:
     """Decides on failures and says what to record for failures and outcomes."""
 
     def __init__(
-        self, policy: RecoveryPolicy, *, new_id: Callable[[], str] = new_decision_id
+        self,
+        policy: RecoveryPolicy,
+        *,
+        new_id: Callable[[], str] = new_decision_id,
+        turn_deadline: float = DEFAULT_TURN_DEADLINE,
     ) -> None:
         self._policy = policy
         self._new_id = new_id
+        self._turn_deadline = timedelta(seconds=turn_deadline)
+        """How long a turn begun by its first report has (seed 004 section 4.2)."""
 
     def decide(
         self,
@@ -127,7 +144,12 @@ class Engine:
         context = DecisionContext(
             report=report,
             classification=classification,
-            tool=ToolPart(manifest, is_default, manifests.names),
+            tool=ToolPart(
+                manifest,
+                is_default,
+                manifests.names,
+                {tool: manifests.manifest_for(tool)[0].timeout for tool in manifest.alternatives},
+            ),
             call=CallPart(
                 retry_time_spent=call.delay_granted(report.tool) if call is not None else 0.0,
                 failed_tools=failed | {report.tool},
@@ -147,7 +169,7 @@ class Engine:
         return Decided(
             decision,
             (
-                *_beginning(report.turn_id, turn),
+                *self._beginning(report.turn_id, turn, now),
                 *_transitions(report.tool, report.turn_id, stepped),
                 FailureEvent(report=recorded, decision=decision),
             ),
@@ -171,10 +193,22 @@ class Engine:
             attempt=(report.turn_id, report.call_id, report.attempt),
         )
         return (
-            *_beginning(report.turn_id, turn),
+            *self._beginning(report.turn_id, turn, now),
             *_transitions(report.tool, report.turn_id, stepped),
             OutcomeEvent(report=report, breaker=None if stepped.state == before else stepped.state),
         )
+
+    def default_deadline(self, now: datetime) -> datetime:
+        """The deadline of a turn begun at ``now`` without one."""
+        return now + self._turn_deadline
+
+    def _beginning(
+        self, turn_id: str, turn: TurnHistory | None, now: datetime
+    ) -> tuple[EventDetail, ...]:
+        """A TurnBegan, with the default deadline, for a turn errord has not seen yet."""
+        if turn is not None:
+            return ()
+        return (TurnBegan(turn_id=turn_id, deadline=self.default_deadline(now)),)
 
     def _decision(
         self, context: DecisionContext, verdict: Verdict, manifests: ManifestSnapshot
@@ -214,7 +248,13 @@ def _turn_part(report: FailureReport, turn: TurnHistory | None) -> TurnPart:
     if turn is None:
         return TurnPart()
     calls = len(turn.calls) + (report.call_id not in turn.calls)
-    return TurnPart(began_at=turn.began_at, calls=calls, retries=turn.retries)
+    return TurnPart(
+        began_at=turn.began_at,
+        calls=calls,
+        retries=turn.retries,
+        deadline=turn.deadline,
+        retry_budget=turn.retry_budget,
+    )
 
 
 def _probe(decision: Decision, context: DecisionContext) -> Probe:
@@ -244,11 +284,6 @@ def _transitions(tool: str, turn_id: str, stepped: breakers.Stepped) -> tuple[Ev
         BreakerChanged(tool=tool, change=change, breaker=state, turn_id=turn_id)
         for change, state in stepped.changes
     )
-
-
-def _beginning(turn_id: str, turn: TurnHistory | None) -> tuple[EventDetail, ...]:
-    """A TurnBegan for a turn errord has not seen yet."""
-    return (TurnBegan(turn_id=turn_id),) if turn is None else ()
 
 
 def _next_timeout(

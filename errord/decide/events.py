@@ -24,6 +24,7 @@ from errord.decide.model import (
     FailureReport,
     OutcomeReport,
     ReportKey,
+    RetryBudget,
 )
 
 
@@ -77,13 +78,17 @@ class OutcomeEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.OUTCOME.valu
 
 
 class TurnBegan(_Event, frozen=True, tag=EventKind.TURN_BEGAN.value):
-    """A turn errord had not seen began: by its first report, when the executor did not
+    """A turn began: with BeginTurn, or with its first report when the executor did not
     begin it explicitly."""
 
     kind = EventKind.TURN_BEGAN
     turn_id: str
     implicit: bool = True
     """True when the turn began with its first report rather than being begun explicitly."""
+    deadline: datetime | None = None
+    """When the turn must be done; None in turns recorded before deadlines existed."""
+    retry_budget: RetryBudget | None = None
+    """The turn's own retry budget; None for the daemon's."""
 
     @property
     def call(self) -> None:

@@ -24,7 +24,13 @@ from errord.decide.model import (
     Refusal,
     RefusalKind,
 )
-from errord.decide.policy import DecisionContext, Verdict, probe_role, requested_delay
+from errord.decide.policy import (
+    DecisionContext,
+    Verdict,
+    probe_role,
+    requested_delay,
+    too_slow,
+)
 
 ECHOED_ERROR_LENGTH = 2_000
 """Characters of the tool's error message repeated in the model's and the log's text."""
@@ -63,6 +69,7 @@ REFUSALS: dict[RefusalKind, str] = {
         "its retry policy allows (max_retry_after_ms)"
     ),
     RefusalKind.BREAKER_OPEN: "the circuit breaker of {tool} is open; {half_opens}",
+    RefusalKind.DEADLINE: "{deadline_clause}",
     RefusalKind.RETRY_BUDGET_SPENT: (
         "the turn's retry budget is spent: its calls were granted {granted} of the {limit} "
         "retries it allows"
@@ -313,6 +320,7 @@ def refusal_fields(context: DecisionContext, refusal: Refusal) -> dict[str, obje
         "spent_ms": milliseconds(refusal.spent),
         "wait_ms": milliseconds(refusal.wait),
         "granted": refusal.granted,
+        "deadline_clause": _deadline_clause(context, refusal),
         "half_opens": _half_opens(context, refusal),
     }
 
@@ -327,14 +335,29 @@ def _half_opens(context: DecisionContext, refusal: Refusal) -> str:
     return f"it half-opens in {milliseconds(refusal.wait)} ms{since}"
 
 
+def _deadline_clause(context: DecisionContext, refusal: Refusal) -> str:
+    if refusal.kind is not RefusalKind.DEADLINE:
+        return ""
+    if refusal.limit <= 0:
+        return "the turn's deadline has passed"
+    timeout = milliseconds(context.manifest.timeout)
+    return (
+        f"a retry in {milliseconds(refusal.wait)} ms with {context.report.tool}'s {timeout} ms "
+        f"timeout could end after the turn's deadline, {milliseconds(refusal.limit)} ms away"
+    )
+
+
 def _unusable_alternatives(context: DecisionContext, verdict: Verdict) -> str:
     failed, open_tools = context.call.failed_tools, context.breaker.open_tools
+    slow = too_slow(context)
     described = []
     for tool in context.manifest.alternatives:
         if tool in failed:
             described.append(f"{tool} failed on this call")
         elif tool in open_tools:
             described.append(f"{tool} has an open circuit breaker")
+        elif tool in slow:
+            described.append(f"{tool} could not finish before the turn's deadline")
     return "; ".join(described)
 
 

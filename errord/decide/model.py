@@ -78,6 +78,8 @@ class RefusalKind(Enum):
     """The breaker is half-open and its one probe is taken."""
     RETRY_BUDGET_SPENT = "RETRY_BUDGET_SPENT"
     """The turn was granted as many retries as its budget allows."""
+    DEADLINE = "DEADLINE"
+    """The retry would not end before the turn's deadline."""
 
 
 class BreakerPhase(Enum):

@@ -16,8 +16,8 @@ episodic memory join the same way; a verdict may carry consequences for other ca
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
@@ -53,6 +53,8 @@ class ToolPart:
     """True when the tool has no manifest."""
     known_tools: frozenset[str] = frozenset()
     """Names of every tool with a manifest."""
+    alternative_timeouts: Mapping[str, float] = field(default_factory=dict)
+    """The timeout of each of the tool's alternatives."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,10 @@ class TurnPart:
     """Calls of the turn with a reported failure, this one's included."""
     retries: int = 0
     """RETRY decisions the turn's calls were granted so far."""
+    deadline: datetime | None = None
+    """When the turn must be done; None when it has no deadline."""
+    retry_budget: RetryBudget | None = None
+    """The turn's own retry budget; None for the daemon's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,15 +246,34 @@ class TurnRetryBudgetSpent(RetryGate):
     """No more retries than the turn's retry budget allows (reserved before the commit, as
     every decision's state is, so concurrent calls of a turn share one budget)."""
 
-    def __init__(self, budget: RetryBudget) -> None:
+    def __init__(self, budget: RetryBudget | None) -> None:
         self.budget = budget
+        """The daemon's budget, for turns without their own; None for none."""
 
     def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
         turn = context.turn
-        allowed = self.budget.allows(turn.calls)
+        budget = turn.retry_budget or self.budget
+        allowed = None if budget is None else budget.allows(turn.calls)
         if allowed is not None and turn.retries >= allowed:
             return Refusal(kind=RefusalKind.RETRY_BUDGET_SPENT, limit=allowed, granted=turn.retries)
         return None
+
+
+class DeadlineTooClose(RetryGate):
+    """No retry that could still be running at the turn's deadline: the delay plus the
+    tool's timeout must end before it."""
+
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
+        left = time_left(context)
+        if left is not None and delay + context.manifest.timeout > left:
+            return Refusal(kind=RefusalKind.DEADLINE, limit=max(0.0, left), wait=delay)
+        return None
+
+
+def time_left(context: DecisionContext) -> float | None:
+    """Seconds until the turn's deadline (negative once past); None without one."""
+    deadline = context.turn.deadline
+    return None if deadline is None else (deadline - context.now).total_seconds()
 
 
 class AttemptsExhausted(RetryGate):
@@ -312,8 +337,19 @@ class UseAlternative(Fallback):
 
 
 def usable_alternatives(context: DecisionContext) -> list[str]:
-    unusable = context.call.failed_tools | context.breaker.open_tools
+    """The alternatives not failed on this call, whose breaker is not open, and whose
+    timeout ends before the turn's deadline."""
+    unusable = context.call.failed_tools | context.breaker.open_tools | too_slow(context)
     return [tool for tool in context.manifest.alternatives if tool not in unusable]
+
+
+def too_slow(context: DecisionContext) -> frozenset[str]:
+    """The alternatives that could still be running at the turn's deadline."""
+    left = time_left(context)
+    if left is None:
+        return frozenset()
+    timeouts = context.tool.alternative_timeouts
+    return frozenset(tool for tool, timeout in timeouts.items() if timeout > left)
 
 
 def probe_role(context: DecisionContext, verdict: Verdict) -> str:
@@ -404,13 +440,18 @@ class RecoveryPolicy:
 
 def default_policy(jitter: Jitter, budget: RetryBudget | None = None) -> RecoveryPolicy:
     """The policy of the seeds: backoff honouring Retry-After; retry unless permanent,
-    not idempotent, the breaker open (or its half-open probe taken), the turn's retry
-    ``budget`` spent (when there is one), out of attempts, asked to wait too long or out
+    not idempotent, the breaker open (or its half-open probe taken), too close to the
+    turn's deadline, the turn's retry budget spent (its own, else ``budget``), out of
+    attempts, asked to wait too long or out
     of retry time; else an alternative, else wait for the probe, else the partial result,
     the default result or (for an optional tool) no result, else escalate."""
-    limits = AttemptsExhausted() | RetryAfterTooLong() | TotalRetryTimeExceeded()
-    if budget is not None:
-        limits = TurnRetryBudgetSpent(budget) | limits
+    limits = (
+        DeadlineTooClose()
+        | TurnRetryBudgetSpent(budget)
+        | AttemptsExhausted()
+        | RetryAfterTooLong()
+        | TotalRetryTimeExceeded()
+    )
     return RecoveryPolicy(
         backoff=HonourRetryAfter(ExponentialBackoff(jitter)),
         gate=PermanentError() | NotIdempotent() | BreakerOpen() | limits,

@@ -12,7 +12,7 @@ from datetime import datetime
 from msgspec import Struct, structs
 
 from errord.decide.events import FailureEvent, TraceEvent, TurnBegan
-from errord.decide.model import Action
+from errord.decide.model import Action, RetryBudget
 from errord.state.projection import EachEvent
 
 
@@ -27,13 +27,17 @@ class TurnState(Struct, frozen=True, omit_defaults=True, gc=False):
     strings, unlike a frozenset, is left alone by the garbage collector.)"""
     retries: int = 0
     """RETRY decisions granted to the turn's calls: what its retry budget counts."""
+    deadline: datetime | None = None
+    """When the turn must be done; None for a turn recorded before deadlines existed."""
+    retry_budget: RetryBudget | None = None
+    """The turn's own retry budget; None for the daemon's."""
 
 
 class TurnFold(EachEvent[str, TurnState]):
     """Folds a turn's events into its state."""
 
     name = "turn"
-    version = 2
+    version = 3
     key_type = str
     state_type = TurnState
 
@@ -44,7 +48,12 @@ class TurnFold(EachEvent[str, TurnState]):
     def apply(self, state: TurnState | None, event: TraceEvent) -> TurnState:
         detail = event.detail
         if isinstance(detail, TurnBegan):
-            return TurnState(began_at=event.time, implicit=detail.implicit)
+            return TurnState(
+                began_at=event.time,
+                implicit=detail.implicit,
+                deadline=detail.deadline,
+                retry_budget=detail.retry_budget,
+            )
         state = state or TurnState(began_at=event.time)
         if isinstance(detail, FailureEvent):
             call_id = detail.report.call_id

@@ -30,6 +30,7 @@ from errord.decide.model import (
     JSONValue,
     Outcome,
     OutcomeReport,
+    RetryBudget,
     ToolFailure,
 )
 from errord.decide.reconcile import HeldResult, Reconciliation, ToolCall
@@ -415,6 +416,10 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
             message.outcome.breaker.CopyFrom(breaker_state_to_proto(detail.breaker, event.time))
     elif isinstance(detail, TurnBegan):
         message.turn_began.CopyFrom(pb.TurnBeganEvent(implicit=detail.implicit))
+        if detail.deadline is not None:
+            message.turn_began.deadline.CopyFrom(timestamp(detail.deadline))
+        if detail.retry_budget is not None:
+            message.turn_began.retry_budget.CopyFrom(retry_budget_to_proto(detail.retry_budget))
     elif isinstance(detail, BreakerChanged):
         message.tool = detail.tool
         message.breaker.CopyFrom(
@@ -503,3 +508,37 @@ def reconciliation_to_proto(reconciliation: Reconciliation) -> pb.ReconcileResul
             for dropped in reconciliation.dropped
         ],
     )
+
+
+def retry_budget_to_proto(budget: RetryBudget) -> pb.RetryBudget:
+    message = pb.RetryBudget()
+    if budget.max_retries is not None:
+        message.max_retries = budget.max_retries
+    if budget.max_share is not None:
+        message.max_share = budget.max_share
+    return message
+
+
+@dataclass(frozen=True)
+class Beginning:
+    turn_id: str
+    deadline: datetime | None
+    retry_budget: RetryBudget | None
+
+
+def beginning_from_proto(request: pb.BeginTurnRequest) -> Beginning:
+    """The turn to begin; raises InvalidRequest naming every bad field."""
+    check = Violations()
+    turn_id = check.identifier("turn_id", request.turn_id)
+    deadline = check.moment("deadline", request.deadline) if request.HasField("deadline") else None
+    budget = None
+    if request.HasField("retry_budget"):
+        asked = request.retry_budget
+        share = asked.max_share if asked.HasField("max_share") else None
+        if share is not None and not (math.isfinite(share) and 0 <= share <= 1000):
+            check.add("retry_budget.max_share", f"must be from 0 to 1000, got {share}")
+            share = None
+        retries = asked.max_retries if asked.HasField("max_retries") else None
+        budget = RetryBudget(max_retries=retries, max_share=share)
+    check.raise_any()
+    return Beginning(turn_id, deadline, budget)

@@ -110,6 +110,11 @@ class ErrorHandlerService:
         self._handler = handler
         self._feed = feed
 
+    async def begin_turn(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.BeginTurnResponse:
+        return await answer(context, lambda: self._begin_turn(data))
+
     async def report_failure(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ReportFailureResponse:
@@ -134,6 +139,13 @@ class ErrorHandlerService:
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetTurnTraceResponse:
         return await answer(context, lambda: self._get_turn_trace(data))
+
+    async def _begin_turn(self, data: bytes) -> pb.BeginTurnResponse:
+        asked = convert.beginning_from_proto(decode(pb.BeginTurnRequest, data))
+        event, replayed = await self._handler.begin_turn(
+            asked.turn_id, asked.deadline, asked.retry_budget
+        )
+        return pb.BeginTurnResponse(event=convert.trace_event_to_proto(event), replayed=replayed)
 
     async def _report_failure(self, data: bytes) -> pb.ReportFailureResponse:
         report = convert.failure_report_from_proto(decode(pb.ReportFailureRequest, data))
@@ -208,6 +220,10 @@ def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
     return grpc.method_handlers_generic_handler(
         SERVICE_NAME,
         {
+            "BeginTurn": grpc.unary_unary_rpc_method_handler(
+                service.begin_turn,
+                response_serializer=pb.BeginTurnResponse.SerializeToString,
+            ),
             "ReportFailure": grpc.unary_unary_rpc_method_handler(
                 service.report_failure,
                 response_serializer=pb.ReportFailureResponse.SerializeToString,

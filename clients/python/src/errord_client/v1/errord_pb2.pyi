@@ -386,10 +386,40 @@ class OutcomeEvent(_message.Message):
     def __init__(self, outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ...) -> None: ...
 
 class TurnBeganEvent(_message.Message):
-    __slots__ = ("implicit",)
+    __slots__ = ("implicit", "deadline", "retry_budget")
     IMPLICIT_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_BUDGET_FIELD_NUMBER: _ClassVar[int]
     implicit: bool
-    def __init__(self, implicit: _Optional[bool] = ...) -> None: ...
+    deadline: _timestamp_pb2.Timestamp
+    retry_budget: RetryBudget
+    def __init__(self, implicit: _Optional[bool] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_budget: _Optional[_Union[RetryBudget, _Mapping]] = ...) -> None: ...
+
+class RetryBudget(_message.Message):
+    __slots__ = ("max_retries", "max_share")
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    MAX_SHARE_FIELD_NUMBER: _ClassVar[int]
+    max_retries: int
+    max_share: float
+    def __init__(self, max_retries: _Optional[int] = ..., max_share: _Optional[float] = ...) -> None: ...
+
+class BeginTurnRequest(_message.Message):
+    __slots__ = ("turn_id", "deadline", "retry_budget")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    deadline: _timestamp_pb2.Timestamp
+    retry_budget: RetryBudget
+    def __init__(self, turn_id: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_budget: _Optional[_Union[RetryBudget, _Mapping]] = ...) -> None: ...
+
+class BeginTurnResponse(_message.Message):
+    __slots__ = ("event", "replayed")
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    event: TraceEvent
+    replayed: bool
+    def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ..., replayed: _Optional[bool] = ...) -> None: ...
 
 class BreakerEvent(_message.Message):
     __slots__ = ("change", "breaker", "by")

@@ -35,6 +35,11 @@ class ErrorHandlerServiceStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.BeginTurn = channel.unary_unary(
+                '/errord.v1.ErrorHandlerService/BeginTurn',
+                request_serializer=errord_dot_v1_dot_errord__pb2.BeginTurnRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.BeginTurnResponse.FromString,
+                _registered_method=True)
         self.ReportFailure = channel.unary_unary(
                 '/errord.v1.ErrorHandlerService/ReportFailure',
                 request_serializer=errord_dot_v1_dot_errord__pb2.ReportFailureRequest.SerializeToString,
@@ -70,6 +75,16 @@ class ErrorHandlerServiceStub:
 class ErrorHandlerServiceServicer:
     """ErrorHandlerService decides how an executor recovers from a failed tool call.
     """
+
+    def BeginTurn(self, request, context):
+        """BeginTurn begins a turn with its deadline and retry budget. A turn begun
+        by its first report has the defaults (300 s). Beginning a turn again
+        with the same values returns the recorded event; with other values, or
+        after its first report, it is ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
 
     def ReportFailure(self, request, context):
         """ReportFailure classifies one failed attempt and returns the recovery
@@ -132,6 +147,11 @@ class ErrorHandlerServiceServicer:
 
 def add_ErrorHandlerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'BeginTurn': grpc.unary_unary_rpc_method_handler(
+                    servicer.BeginTurn,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.BeginTurnRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.BeginTurnResponse.SerializeToString,
+            ),
             'ReportFailure': grpc.unary_unary_rpc_method_handler(
                     servicer.ReportFailure,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.ReportFailureRequest.FromString,
@@ -173,6 +193,33 @@ def add_ErrorHandlerServiceServicer_to_server(servicer, server):
 class ErrorHandlerService:
     """ErrorHandlerService decides how an executor recovers from a failed tool call.
     """
+
+    @staticmethod
+    def BeginTurn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.ErrorHandlerService/BeginTurn',
+            errord_dot_v1_dot_errord__pb2.BeginTurnRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.BeginTurnResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
 
     @staticmethod
     def ReportFailure(request,
