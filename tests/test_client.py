@@ -11,6 +11,7 @@ import contextlib
 import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from errord_client import (
     DEFAULT_TARGET,
     AsyncErrordClient,
     ErrordClient,
+    failure_request,
     field_violations,
     pb,
 )
@@ -80,6 +82,12 @@ class RecordingServicer(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: i
         return pb.ReconcileResultsResponse(
             results=[pb.ReconciledResult(call_id=call.call_id) for call in request.calls]
         )
+
+    async def BeginTurn(  # noqa: N802 - generated name
+        self, request: pb.BeginTurnRequest, context: grpc.aio.ServicerContext
+    ) -> pb.BeginTurnResponse:
+        await self._record(request, context)
+        return pb.BeginTurnResponse()
 
     async def ReportOutcome(  # noqa: N802 - generated name
         self, request: pb.ReportOutcomeRequest, context: grpc.aio.ServicerContext
@@ -153,6 +161,9 @@ class InThread:
 
     async def report_outcome(self, **fields: Any) -> pb.ReportOutcomeResponse:
         return await asyncio.to_thread(functools.partial(self.client.report_outcome, **fields))
+
+    async def begin_turn(self, *args: Any, **fields: Any) -> pb.BeginTurnResponse:
+        return await asyncio.to_thread(functools.partial(self.client.begin_turn, *args, **fields))
 
     async def reconcile_results(self, *args: Any, **fields: Any) -> pb.ReconcileResultsResponse:
         call = functools.partial(self.client.reconcile_results, *args, **fields)
@@ -258,6 +269,59 @@ async def test_report_failure_rejects_error_together_with_error_fields_before_se
         await client.report_failure(**CALL, error=pb.ToolError(), message="boom", retry_after=1)
 
     assert daemon.servicer.requests == []
+
+
+@pytest.mark.asyncio
+async def test_report_failures_sends_the_failures_built_with_failure_request(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    failures = [
+        failure_request(**CALL, code=pb.ERROR_CODE_TIMEOUT, arguments={"q": "paris"}),
+        failure_request(**(CALL | {"call_id": "c-2"}), message="503", elapsed=1.5),
+    ]
+
+    response = await client.report_failures(failures, timeout=5.0)
+
+    assert len(response.results) == 2
+    [sent] = daemon.servicer.requests
+    assert sent == pb.ReportFailuresRequest(failures=failures)
+    assert failures[0].error.code == pb.ERROR_CODE_TIMEOUT
+    assert json_format.MessageToDict(failures[0].arguments) == {"q": "paris"}
+    assert _seconds(failures[1].elapsed) == 1.5
+    [deadline] = daemon.servicer.deadlines
+    assert deadline is not None
+    assert 0 < deadline <= 5.1  # gRPC rounds the deadline it sends
+
+
+@pytest.mark.asyncio
+async def test_begin_turn_sends_the_deadline_and_only_the_budget_given(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    deadline = datetime(2030, 1, 1, tzinfo=UTC)
+    await client.begin_turn("t-1", deadline=deadline, max_retries=3)
+    await client.begin_turn("t-2")
+    with_budget, plain = daemon.servicer.requests
+    assert isinstance(with_budget, pb.BeginTurnRequest)
+    assert with_budget.deadline.ToDatetime(UTC) == deadline
+    assert with_budget.retry_budget.max_retries == 3
+    assert not with_budget.retry_budget.HasField("max_share")
+    assert isinstance(plain, pb.BeginTurnRequest)
+    assert not plain.HasField("deadline")
+    assert not plain.HasField("retry_budget")
+
+
+@pytest.mark.asyncio
+async def test_reconcile_results_sends_the_calls_and_the_results_held(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    calls = [pb.ToolCallRef(call_id="c-1", tool="search"), pb.ToolCallRef(call_id="c-2", tool="x")]
+    held = [pb.HeldToolResult(call_id="c-1", content="3 flights")]
+
+    response = await client.reconcile_results("t-1", calls, held, timeout=5.0)
+
+    assert [result.call_id for result in response.results] == ["c-1", "c-2"]
+    [sent] = daemon.servicer.requests
+    assert sent == pb.ReconcileResultsRequest(turn_id="t-1", calls=calls, results=held)
 
 
 @pytest.mark.asyncio

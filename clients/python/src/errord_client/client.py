@@ -22,6 +22,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol, Self, TypeVar
 
@@ -77,6 +78,7 @@ class _SyncStub(Protocol):
     ReportFailure: _Unary[pb.ReportFailureRequest, pb.ReportFailureResponse]
     ReportFailures: _Unary[pb.ReportFailuresRequest, pb.ReportFailuresResponse]
     ReportOutcome: _Unary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
+    BeginTurn: _Unary[pb.BeginTurnRequest, pb.BeginTurnResponse]
     ReconcileResults: _Unary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _Unary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _StreamCall[pb.WatchTraceResponse]]
@@ -88,6 +90,7 @@ class _AsyncStub(Protocol):
     ReportFailure: _AsyncUnary[pb.ReportFailureRequest, pb.ReportFailureResponse]
     ReportFailures: _AsyncUnary[pb.ReportFailuresRequest, pb.ReportFailuresResponse]
     ReportOutcome: _AsyncUnary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
+    BeginTurn: _AsyncUnary[pb.BeginTurnRequest, pb.BeginTurnResponse]
     ReconcileResults: _AsyncUnary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _AsyncUnary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _AsyncStreamCall[pb.WatchTraceResponse]]
@@ -153,6 +156,20 @@ class ErrordClient:
         tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
         request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
         return self._stub.ReportFailure(request, timeout=timeout)
+
+    def begin_turn(
+        self,
+        turn_id: str,
+        *,
+        deadline: datetime | None = None,
+        max_retries: int | None = None,
+        max_retry_share: float | None = None,
+        timeout: float | None = None,
+    ) -> pb.BeginTurnResponse:
+        """Begin a turn with its deadline (None: errord's default, 300 s) and its own retry
+        budget (neither given: errord's)."""
+        request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share)
+        return self._stub.BeginTurn(request, timeout=timeout)
 
     def reconcile_results(
         self,
@@ -280,6 +297,19 @@ class AsyncErrordClient:
         request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
         return await self._stub.ReportFailure(request, timeout=timeout)
 
+    async def begin_turn(
+        self,
+        turn_id: str,
+        *,
+        deadline: datetime | None = None,
+        max_retries: int | None = None,
+        max_retry_share: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> pb.BeginTurnResponse:
+        """Begin a turn; see ErrordClient.begin_turn."""
+        request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share)
+        return await self._stub.BeginTurn(request, timeout=timeout)
+
     async def reconcile_results(
         self,
         turn_id: str,
@@ -384,6 +414,24 @@ def _status_details(error: grpc.RpcError) -> bytes:
         if key == _STATUS_DETAILS_KEY:
             return bytes(value)
     return b""
+
+
+def _begin_turn_request(
+    turn_id: str,
+    deadline: datetime | None,
+    max_retries: int | None,
+    max_retry_share: float | None,
+) -> pb.BeginTurnRequest:
+    request = pb.BeginTurnRequest(turn_id=turn_id)
+    if deadline is not None:
+        request.deadline.FromDatetime(deadline)
+    if max_retries is not None or max_retry_share is not None:
+        request.retry_budget.SetInParent()
+        if max_retries is not None:
+            request.retry_budget.max_retries = max_retries
+        if max_retry_share is not None:
+            request.retry_budget.max_share = max_retry_share
+    return request
 
 
 def failure_request(
