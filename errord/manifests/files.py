@@ -234,7 +234,6 @@ _non_empty_string = checked(Reader.string, bool, "a non-empty string")
 _dotted_path = checked(
     Reader.string, _is_dotted_path, "a dotted path such as 'passenger.passport_number'"
 )
-_positive_integer = checked(Reader.integer, lambda n: n > 0, "positive")
 _up_to_a_day = checked(
     Reader.integer,
     lambda n: 0 < n <= MAX_TIMEOUT * 1000,

@@ -534,11 +534,13 @@ def beginning_from_proto(request: pb.BeginTurnRequest) -> Beginning:
     budget = None
     if request.HasField("retry_budget"):
         asked = request.retry_budget
-        share = asked.max_share if asked.HasField("max_share") else None
-        if share is not None and not (math.isfinite(share) and 0 <= share <= 1000):
-            check.add("retry_budget.max_share", f"must be from 0 to 1000, got {share}")
-            share = None
-        retries = asked.max_retries if asked.HasField("max_retries") else None
-        budget = RetryBudget(max_retries=retries, max_share=share)
+        try:
+            budget = RetryBudget(
+                max_retries=asked.max_retries if asked.HasField("max_retries") else None,
+                max_share=asked.max_share if asked.HasField("max_share") else None,
+            )
+        except ValueError as error:  # "attribute must ...", as RetryBudget checks it
+            attribute, _, problem = str(error).partition(" ")
+            check.add(f"retry_budget.{attribute}", problem)
     check.raise_any()
     return Beginning(turn_id, deadline, budget)
