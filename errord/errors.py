@@ -83,6 +83,10 @@ class TurnNotFound(ErrordError):
     """No trace events exist for the turn asked about."""
 
 
+class TurnClosed(ErrordError):
+    """A failure was reported for a turn that EndTurn has closed."""
+
+
 class ToolNotFound(ErrordError):
     """A tool with no manifest that errord has never seen a report of."""
 

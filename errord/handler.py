@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeAlias, TypeVar, cast
 
+from msgspec import structs
+
 from errord.clock import Clock
 from errord.decide import breaker as breakers
 from errord.decide.engine import Engine
@@ -28,29 +30,38 @@ from errord.decide.events import (
     OutcomeEvent,
     TraceEvent,
     TurnBegan,
+    TurnEnded,
 )
 from errord.decide.model import (
     BreakerState,
+    CallProgress,
+    CallStatus,
     Decision,
     FailureReport,
     Outcome,
     OutcomeReport,
+    PlannedCall,
     ReportKey,
     RetryBudget,
+    TurnSummary,
 )
 from errord.decide.reconcile import HeldResult, Reconciliation, Synthesized, ToolCall, reconcile
+from errord.decide.redact import redact
+from errord.decide.summary import summarize
 from errord.errors import (
     FieldViolation,
     InvalidRequest,
     ReportConflict,
     StoreError,
     ToolNotFound,
+    TurnClosed,
     TurnNotFound,
 )
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.state.projection import Projection
 from errord.state.projections import Projections
 from errord.state.store import DuplicateEvent, Store, Unit
+from errord.state.turns import TurnState
 
 log = logging.getLogger(__name__)
 
@@ -117,10 +128,15 @@ class ErrorHandler:
         return cast(list[tuple[Decision, bool] | Exception], results)
 
     async def begin_turn(
-        self, turn_id: str, deadline: datetime | None, budget: RetryBudget | None
+        self,
+        turn_id: str,
+        deadline: datetime | None,
+        budget: RetryBudget | None,
+        plan: Sequence[PlannedCall] = (),
     ) -> tuple[TraceEvent, bool]:
-        """Begin ``turn_id`` with ``deadline`` (None: the default) and ``budget`` (None: the
-        daemon's); the recorded event, and True if it was begun before with these values.
+        """Begin ``turn_id`` with ``deadline`` (None: the default), ``budget`` (None: the
+        daemon's) and ``plan`` (a valid one: errord.decide.plan.plan_problems); the recorded
+        event, and True if it was begun before with these values.
 
         Raises InvalidRequest for a deadline already past, ReportConflict for a turn that
         began with other values or with its first report.
@@ -130,22 +146,27 @@ class ErrorHandler:
             raise InvalidRequest(
                 [FieldViolation("deadline", f"must be in the future, got {deadline.isoformat()}")]
             )
+        plan = tuple(
+            structs.replace(call, arguments=redact(call.arguments, self._redacted(call.tool)))
+            for call in plan
+        )
         held = await self._hold_turn(turn_id)
         try:
             began = self._state.turns.view(turn_id)
             if began is not None:
-                same = not began.implicit and began.retry_budget == budget
+                same = not began.implicit and (began.retry_budget, began.plan) == (budget, plan)
                 if not same or (deadline is not None and began.deadline != deadline):
                     how = "with its first report" if began.implicit else "with other values"
                     raise ReportConflict(
                         f"turn {turn_id!r} already began {how} at {began.began_at.isoformat()}"
                     )
-                return await self._recorded_beginning(turn_id)
+                return await self._recorded(EventKind.TURN_BEGAN, turn_id)
             event = TurnBegan(
                 turn_id=turn_id,
                 implicit=False,
                 deadline=deadline or self._engine.default_deadline(now),
                 retry_budget=budget,
+                plan=plan,
             )
             unit = self._submit(EventKind.TURN_BEGAN, turn_id, (event,))
         finally:
@@ -153,27 +174,60 @@ class ErrorHandler:
         try:
             await asyncio.shield(unit.done)
         except DuplicateEvent:
-            return await self._recorded_beginning(turn_id)
+            return await self._recorded(EventKind.TURN_BEGAN, turn_id)
         return unit.events[-1], False
+
+    def _redacted(self, tool: str) -> tuple[str, ...]:
+        return self.manifests.manifest_for(tool)[0].redact
+
+    async def end_turn(self, turn_id: str) -> tuple[TurnSummary, bool]:
+        """Close ``turn_id``; its summary, and True if it was closed before (the summary
+        recorded then). Later failures of the turn are refused (TurnClosed).
+
+        Raises TurnNotFound for a turn neither begun nor reported on.
+        """
+        held = await self._hold_turn(turn_id)
+        try:
+            turn = self._state.turns.view(turn_id)
+            if turn is None:
+                raise TurnNotFound(f"no turn {turn_id!r}: it was neither begun nor reported on")
+            unit = None
+            if turn.ended_at is None:
+                now = self._clock.now()
+                summary = summarize(turn_id, turn.began_at, turn.deadline, turn.progress, now)
+                ended = TurnEnded(turn_id=turn_id, summary=summary)
+                unit = self._submit(EventKind.TURN_ENDED, turn_id, (ended,))
+        finally:
+            self._let_go(held)
+        if unit is not None:
+            try:
+                await asyncio.shield(unit.done)
+                return summary, False
+            except DuplicateEvent:
+                pass
+        recorded = (await self._recorded(EventKind.TURN_ENDED, turn_id))[0].detail
+        assert isinstance(recorded, TurnEnded)
+        return recorded.summary, True
 
     async def _hold_turn(self, turn_id: str) -> _Held:
         return await self._read_missing(((self._state.turns, turn_id),))
 
-    async def _recorded_beginning(self, turn_id: str) -> tuple[TraceEvent, bool]:
-        in_flight = self._in_flight.get((EventKind.TURN_BEGAN, turn_id))
+    async def _recorded(self, kind: EventKind, turn_id: str) -> tuple[TraceEvent, bool]:
+        """The recorded event of ``kind`` keyed by ``turn_id`` (once it is committed)."""
+        in_flight = self._in_flight.get((kind, turn_id))
         if in_flight is not None:
             await asyncio.shield(in_flight.done)
             return in_flight.events[-1], True
-        stored = await self._store.find(EventKind.TURN_BEGAN, (turn_id,))
+        stored = await self._store.find(kind, (turn_id,))
         if stored is None:
-            raise StoreError(f"turn {turn_id!r} began, yet its event cannot be found")
+            raise StoreError(f"turn {turn_id!r} has a {kind.value} event that cannot be found")
         return stored, True
 
     async def reconcile_results(
         self, turn_id: str, calls: Sequence[ToolCall], held: Sequence[HeldResult]
     ) -> Reconciliation:
         """One result per call of ``calls``; what became of a call without one is read from
-        the turn's trace."""
+        the turn's state and trace."""
         unanswered = {call.call_id for call in calls} - {result.call_id for result in held}
         fates: dict[str, FailureEvent | OutcomeEvent] = {}
         if unanswered:
@@ -182,7 +236,20 @@ class ErrorHandler:
                     detail = event.detail
                     assert isinstance(detail, FailureEvent | OutcomeEvent)
                     fates[detail.report.call_id] = detail
-        return reconcile(calls, held, lambda call: synthesized(call, fates.get(call.call_id)))
+        held_turn = await self._hold_turn(turn_id)
+        try:
+            turn = self._state.turns.view(turn_id)
+        finally:
+            self._let_go(held_turn)
+        out_of_time = turn is not None and _out_of_time(turn, self._clock.now())
+        progress = turn.progress if turn is not None else {}
+        return reconcile(
+            calls,
+            held,
+            lambda call: synthesized(
+                call, fates.get(call.call_id), progress.get(call.call_id), out_of_time
+            ),
+        )
 
     async def report_outcome(self, report: OutcomeReport) -> tuple[TraceEvent, bool]:
         """Record how an attempt ended; True if it was recorded before.
@@ -262,6 +329,11 @@ class ErrorHandler:
         if call is not None and call.failure_recorded(report.tool, report.attempt):
             return self._recorded_failure(report)
         turn = self._state.turns.view(report.turn_id)
+        if turn is not None and turn.ended_at is not None:
+            raise TurnClosed(
+                f"turn {report.turn_id!r} ended at {turn.ended_at.isoformat()}; "
+                "report the failures of a new turn under a new turn_id"
+            )
         decided = self._engine.decide(
             report, self.manifests, call, turn, self._clock.now(), self._state.breakers.view
         )
@@ -435,8 +507,31 @@ def _tells_fate(detail: EventDetail, calls: set[str]) -> bool:
     return False
 
 
-def synthesized(call: ToolCall, fate: FailureEvent | OutcomeEvent | None) -> Synthesized:
-    """The result of a call the executor holds none for, from the call's last event."""
+def _out_of_time(turn: TurnState, now: datetime) -> bool:
+    """True when the turn ended, or is still open, at or after its deadline."""
+    return turn.deadline is not None and (turn.ended_at or now) >= turn.deadline
+
+
+def synthesized(
+    call: ToolCall,
+    fate: FailureEvent | OutcomeEvent | None,
+    progress: CallProgress | None = None,
+    out_of_time: bool = False,
+) -> Synthesized:
+    """The result of a call the executor holds none for: from where it stands in its turn
+    (skipped for the call it waited on, out of time), else from the call's last event."""
+    if progress is not None and progress.blocked_by:
+        return Synthesized(
+            f"Not run: {call.tool} needed the result of call {progress.blocked_by}, which has "
+            "none.",
+            f"skipped with {progress.blocked_by}, which it depends on",
+        )
+    pending = progress is None or progress.status is CallStatus.PENDING
+    if out_of_time and pending and not _succeeded(fate):
+        return Synthesized(
+            f"No result: {call.tool} did not finish before the turn's deadline.",
+            "still pending at the turn's deadline",
+        )
     if isinstance(fate, FailureEvent):
         decision = fate.decision
         return Synthesized(
@@ -453,6 +548,10 @@ def synthesized(call: ToolCall, fate: FailureEvent | OutcomeEvent | None) -> Syn
     return Synthesized(
         f"No result: the {call.tool} call did not complete.", "errord has no report of this call"
     )
+
+
+def _succeeded(fate: FailureEvent | OutcomeEvent | None) -> bool:
+    return isinstance(fate, OutcomeEvent) and fate.report.outcome is Outcome.SUCCESS
 
 
 def _same_failure(report: FailureReport, stored: FailureEvent) -> Decision:

@@ -9,9 +9,16 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
-from errord.decide.model import Action, Decision, ErrorCode, FailureReport, ToolFailure
+from errord.decide.model import (
+    Action,
+    Decision,
+    DefaultValue,
+    ErrorCode,
+    FailureReport,
+    ToolFailure,
+)
 from errord.manifests.files import load_manifest_dir
-from errord.manifests.model import DefaultValue, ToolManifest
+from errord.manifests.model import ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.wire.convert import decision_to_proto
 from tests.harness import Harness
@@ -74,7 +81,7 @@ async def test_a_null_default_is_a_default_too(tmp_path: Path) -> None:
 async def test_an_optional_tool_is_skipped(tmp_path: Path) -> None:
     decision = await decide(tmp_path, ToolManifest(name="ads", optional=True), PERMANENT)
     assert decision.action is Action.SKIP
-    assert decision.reason.endswith("ads is optional, so the call is skipped.")
+    assert decision.reason.endswith("the call is optional, so it is skipped.")
     assert decision.user_message == "ads is unavailable; continuing without it."
 
 

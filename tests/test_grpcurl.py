@@ -63,6 +63,7 @@ def test_grpcurl_lists_the_service_with_health_and_reflection(errord: DaemonProc
     methods = set(grpcurl(errord.address, "list", SERVICE).split())
     names = (
         "BeginTurn",
+        "EndTurn",
         "ReportFailure",
         "ReportFailures",
         "ReportOutcome",

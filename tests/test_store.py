@@ -399,7 +399,7 @@ async def test_state_rows_of_a_changed_fold_are_rebuilt_from_the_trace_at_open(
         ("breaker", 1),
         ("call", 1),
         ("tool_stats", 1),
-        ("turn", 3),
+        ("turn", 4),
     ]
 
 

@@ -53,11 +53,14 @@ async def test_a_retry_that_could_end_after_the_default_deadline_is_refused(
     assert first.action is Action.RETRY
     harness.clock.advance(270.0)  # 30 s left: 0.1 s of delay and a 30 s timeout do not fit
     late, _ = await harness.handler.report_failure(failure("b"))
-    assert late.action is Action.ESCALATE
-    assert late.reason.startswith(
+    assert late.action is Action.SKIP  # the turn degrades: it goes on with what it has
+    assert late.reason == (
         "No retry: a retry in 100 ms with lookup's 30000 ms timeout could end after the "
-        "turn's deadline, 30000 ms away"
+        "turn's deadline, 30000 ms away; the turn is out of time, so the call is skipped and "
+        "the turn goes on with the results it has."
     )
+    assert "could not finish before the turn's deadline" in late.llm_message
+    assert late.user_message == "lookup could not finish in time; continuing without it."
     harness.clock.advance(31.0)
     past, _ = await harness.handler.report_failure(failure("c"))
     assert past.reason.startswith("No retry: the turn's deadline has passed")
@@ -72,7 +75,7 @@ async def test_an_alternative_that_could_not_finish_in_time_is_passed_over(
     assert (switched.action, switched.alternative_tool) == (Action.USE_ALTERNATIVE, "quick")
     harness.clock.advance(4.0)
     stuck, _ = await harness.handler.report_failure(failure("b", tool="search"))
-    assert stuck.action is Action.ESCALATE
+    assert stuck.action is Action.SKIP
     assert "slow could not finish before the turn's deadline" in stuck.reason
     assert "quick could not finish before the turn's deadline" in stuck.reason
 

@@ -9,7 +9,7 @@ decision with the events that record it. Committing them is the caller's
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -25,24 +25,30 @@ from errord.decide.events import (
     OutcomeEvent,
     TurnBegan,
 )
-from errord.decide.messages import compose
+from errord.decide.messages import compose, consequence_reasons
 from errord.decide.model import (
     CLOSED_BREAKER,
     Action,
     BreakerPhase,
     BreakerState,
+    CallProgress,
+    CallStatus,
     Decision,
+    DefaultValue,
     ErrorClass,
     FailureReport,
     Outcome,
     OutcomeReport,
+    PlannedCall,
     Probe,
     RetryBudget,
 )
+from errord.decide.plan import Waiting, waiting_on
 from errord.decide.policy import (
     BreakerPart,
     CallPart,
     DecisionContext,
+    PlanPart,
     RecoveryPolicy,
     ToolPart,
     TurnPart,
@@ -50,6 +56,7 @@ from errord.decide.policy import (
     probe_role,
 )
 from errord.decide.redact import redact
+from errord.manifests.model import ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
 
 
@@ -79,6 +86,12 @@ class TurnHistory(Protocol):
 
     @property
     def retry_budget(self) -> RetryBudget | None: ...
+
+    @property
+    def plan(self) -> tuple[PlannedCall, ...]: ...
+
+    @property
+    def progress(self) -> Mapping[str, CallProgress]: ...
 
 
 BreakerViews = Callable[[str], BreakerState | None]
@@ -157,6 +170,7 @@ class Engine:
             turn=_turn_part(report, turn),
             now=now,
             breaker=BreakerPart(stepped.state, _open_tools(manifest.alternatives, breaker_of, now)),
+            plan=_plan_part(report.call_id, manifest, turn, manifests),
         )
         verdict = self._policy.decide(context)
         decision = self._decision(context, verdict, manifests)
@@ -234,11 +248,11 @@ class Engine:
             attempts_left=context.retries_left if verdict.action is Action.RETRY else 0,
             default_policy=context.tool.default_policy,
             refusal=verdict.refusal,
-            consequences=verdict.consequences,
+            consequences=consequence_reasons(context, verdict),
             breaker=context.breaker.state,
             default_value=(
-                context.manifest.default.value
-                if verdict.action is Action.USE_DEFAULT and context.manifest.default
+                context.plan.default.value
+                if verdict.action is Action.USE_DEFAULT and context.plan.default
                 else None
             ),
         )
@@ -255,6 +269,40 @@ def _turn_part(report: FailureReport, turn: TurnHistory | None) -> TurnPart:
         deadline=turn.deadline,
         retry_budget=turn.retry_budget,
     )
+
+
+def _plan_part(
+    call_id: str, manifest: ToolManifest, turn: TurnHistory | None, manifests: ManifestSnapshot
+) -> PlanPart:
+    """The call's fallbacks, from the turn's plan where it says, else from the tool's
+    manifest; and the calls of the plan that wait on it."""
+    plan = turn.plan if turn is not None else ()
+    planned = next((call for call in plan if call.call_id == call_id), None) if plan else None
+    if turn is None or planned is None:
+        return PlanPart(optional=manifest.optional, default=manifest.default)
+    waiting = tuple(
+        Waiting(
+            call,
+            optional=_optional(call, manifests.manifest_for(call.tool)[0]),
+            default=_default(call, manifests.manifest_for(call.tool)[0]),
+            pending=_pending(turn, call.call_id),
+        )
+        for call in waiting_on(plan, call_id)
+    )
+    return PlanPart(_optional(planned, manifest), _default(planned, manifest), waiting)
+
+
+def _optional(call: PlannedCall, manifest: ToolManifest) -> bool:
+    return manifest.optional if call.optional is None else call.optional
+
+
+def _default(call: PlannedCall, manifest: ToolManifest) -> DefaultValue | None:
+    return manifest.default if call.default is None else call.default
+
+
+def _pending(turn: TurnHistory, call_id: str) -> bool:
+    progress = turn.progress.get(call_id)
+    return progress is None or progress.status is CallStatus.PENDING
 
 
 def _probe(decision: Decision, context: DecisionContext) -> Probe:

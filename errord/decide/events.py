@@ -1,9 +1,10 @@
 """Trace events: one stream, ordered by sequence, of events of several kinds.
 
 Call events (a failure and its decision, an attempt's outcome) belong to one
-attempt of one call; other events (a turn began, a breaker changed) do not. Each kind is a tagged
-record (``kind`` in its stored form) with its own idempotency key: recording an
-event whose kind and key are recorded already is a repeat, not a new event.
+attempt of one call; other events (a turn began or ended, a breaker changed) do
+not. Each kind is a tagged record (``kind`` in its stored form) with its own
+idempotency key: recording an event whose kind and key are recorded already is a
+repeat, not a new event.
 
 A kind is only ever added; a record's fields only grow, with defaults.
 """
@@ -23,8 +24,10 @@ from errord.decide.model import (
     Decision,
     FailureReport,
     OutcomeReport,
+    PlannedCall,
     ReportKey,
     RetryBudget,
+    TurnSummary,
 )
 
 
@@ -35,6 +38,7 @@ class EventKind(Enum):
     OUTCOME = "outcome"
     TURN_BEGAN = "turn_began"
     BREAKER = "breaker"
+    TURN_ENDED = "turn_ended"
 
 
 class _Event(Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="kind", gc=False):
@@ -89,6 +93,24 @@ class TurnBegan(_Event, frozen=True, tag=EventKind.TURN_BEGAN.value):
     """When the turn must be done; None in turns recorded before deadlines existed."""
     retry_budget: RetryBudget | None = None
     """The turn's own retry budget; None for the daemon's."""
+    plan: tuple[PlannedCall, ...] = ()
+    """The calls the turn will make and what they depend on; empty when not given."""
+
+    @property
+    def call(self) -> None:
+        return None
+
+    @property
+    def dedup_key(self) -> tuple[str]:
+        return (self.turn_id,)
+
+
+class TurnEnded(_Event, frozen=True, tag=EventKind.TURN_ENDED.value):
+    """EndTurn closed a turn; how it ended."""
+
+    kind = EventKind.TURN_ENDED
+    turn_id: str
+    summary: TurnSummary
 
     @property
     def call(self) -> None:
@@ -121,7 +143,7 @@ class BreakerChanged(_Event, frozen=True, tag=EventKind.BREAKER.value):
         return (self.tool, self.breaker.generation)
 
 
-EventDetail: TypeAlias = FailureEvent | OutcomeEvent | TurnBegan | BreakerChanged
+EventDetail: TypeAlias = FailureEvent | OutcomeEvent | TurnBegan | BreakerChanged | TurnEnded
 
 
 class TraceEvent(Struct, frozen=True, gc=False):

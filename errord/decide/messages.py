@@ -16,8 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from msgspec import structs
+
 from errord.decide.model import (
     Action,
+    Consequence,
     ErrorClass,
     ErrorCode,
     JSONValue,
@@ -103,8 +106,16 @@ REASONS: dict[tuple[Action, str], str] = {
         "No retry: {refusal}; continuing with the partial result {tool} returned."
     ),
     (Action.USE_DEFAULT, ""): "No retry: {refusal}; using the default result of {tool}.",
-    (Action.SKIP, ""): "No retry: {refusal}; {tool} is optional, so the call is skipped.",
+    (Action.SKIP, ""): "No retry: {refusal}; the call is optional, so it is skipped.",
+    (Action.SKIP, "deadline"): (
+        "No retry: {refusal};{unusable_clause} the turn is out of time, so the call is "
+        "skipped and the turn goes on with the results it has."
+    ),
     (Action.ESCALATE, ""): "No retry: {refusal}; no alternative tool, escalating.",
+    (Action.ESCALATE, "blocked"): (
+        "No retry: {refusal}; the call is optional, but {escalated_for} needs its result "
+        "and is required, with no default: escalating."
+    ),
     (Action.ESCALATE, "alternatives"): (
         "No retry: {refusal}; no alternative is usable ({unusable_alternatives}), escalating."
     ),
@@ -156,6 +167,38 @@ LLM_GUIDANCE_ANY_CAUSE: dict[Action, str] = {
 }
 """What the model should do next after a decision that does not depend on the cause."""
 
+LLM_GUIDANCE_DETAIL: dict[tuple[Action, str], str] = {
+    (Action.SKIP, "deadline"): (
+        "{tool} could not finish before the turn's deadline. Continue with the results you "
+        "have, and say that this one is missing."
+    ),
+}
+"""What the model should do next, where a variant of the action (``reason_detail``)
+asks for other words."""
+
+LLM_CONSEQUENCES: dict[Action, str] = {
+    Action.SKIP: "Do not make call {call_id} ({tool}): it needs this call's result.",
+    Action.USE_DEFAULT: (
+        "Call {call_id} ({tool}) needs this call's result: use its default result instead: "
+        "{default_json}"
+    ),
+    Action.ESCALATE: "Call {call_id} ({tool}) needs this call's result and cannot run without it.",
+}
+"""What the model should do about each call waiting on this one."""
+
+CONSEQUENCE_REASONS: dict[Action, str] = {
+    Action.SKIP: "needs the result of {blocked_by}, which has none{out_of_time}; skipped",
+    Action.USE_DEFAULT: (
+        "needs the result of {blocked_by}, which has none{out_of_time}; its default result "
+        "stands in"
+    ),
+    Action.ESCALATE: (
+        "needs the result of {blocked_by}, which has none, and is required, with no default: "
+        "escalated"
+    ),
+}
+"""Why a call waiting on the decided one gets its consequence."""
+
 USER_MESSAGES: dict[tuple[Action, Cause | None], str] = {
     (Action.RETRY, None): "{tool} hit a temporary problem; trying again.",
     (Action.CONTINUE_PARTIAL, None): (
@@ -175,6 +218,14 @@ USER_MESSAGES: dict[tuple[Action, Cause | None], str] = {
     ),
 }
 """What the user reads; None stands for any kind of failure."""
+
+USER_MESSAGES_DETAIL: dict[tuple[Action, str], str] = {
+    (Action.SKIP, "deadline"): "{tool} could not finish in time; continuing without it.",
+    (Action.ESCALATE, "blocked"): (
+        "{tool} is unavailable, and other steps of this request cannot go on without it."
+    ),
+}
+"""What the user reads, where a variant of the action asks for other words."""
 
 USER_MESSAGES_BREAKER_OPEN: dict[Action, str] = {
     Action.USE_ALTERNATIVE: "{tool} is temporarily unavailable; trying another way.",
@@ -207,7 +258,7 @@ def compose(context: DecisionContext, verdict: Verdict) -> Messages:
     return Messages(
         reason(context, verdict, fields),
         llm_message(context, verdict, fields),
-        user_message(verdict, fields),
+        user_message(context, verdict, fields),
         technical(context),
     )
 
@@ -224,20 +275,54 @@ def cause(context: DecisionContext) -> Cause:
 def reason(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
     """The policy's reason, and whether the tool's own manifest or the default applied."""
     text = REASONS[(verdict.action, reason_detail(context, verdict))].format_map(fields)
+    if verdict.consequences:
+        text += f" Calls waiting on it: {_consequences_clause(verdict.consequences)}."
     if context.tool.default_policy:
         text += DEFAULT_POLICY_NOTE.format_map(fields)
     return text
 
 
+def _consequences_clause(consequences: tuple[Consequence, ...]) -> str:
+    said = {Action.SKIP: "skipped", Action.USE_DEFAULT: "given its default"}
+    return ", ".join(
+        f"{each.call_id} {said.get(each.action, 'blocked (required, no default)')}"
+        for each in consequences
+    )
+
+
+def consequence_reasons(context: DecisionContext, verdict: Verdict) -> tuple[Consequence, ...]:
+    """The verdict's consequences, each with its reason (unless the policy gave one)."""
+    refusal = verdict.refusal
+    out_of_time = refusal is not None and refusal.kind is RefusalKind.DEADLINE
+    return tuple(
+        each
+        if each.reason
+        else structs.replace(
+            each,
+            reason=CONSEQUENCE_REASONS[each.action].format(
+                blocked_by=each.blocked_by,
+                out_of_time="; the turn is out of time" if out_of_time else "",
+            ),
+        )
+        for each in verdict.consequences
+    )
+
+
 def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
     """Which variant of the action's reason applies: for RETRY, whether it is a half-open
     breaker's probe, waits for it, or waits as the tool asked; for ESCALATE, whether the
-    tool has alternatives (none usable)."""
+    tool has alternatives (none usable) or a required call waits on this one; for SKIP,
+    whether the turn is out of time."""
     if verdict.action is Action.RETRY:
         role = probe_role(context, verdict)
         return role or ("asked" if requested_delay(context) is not None else "")
-    if verdict.action is Action.ESCALATE and context.manifest.alternatives:
-        return "alternatives"
+    if verdict.action is Action.ESCALATE:
+        if verdict.escalated_for:
+            return "blocked"
+        return "alternatives" if context.manifest.alternatives else ""
+    refusal = verdict.refusal
+    if verdict.action is Action.SKIP and refusal and refusal.kind is RefusalKind.DEADLINE:
+        return "deadline"
     return ""
 
 
@@ -246,15 +331,27 @@ def llm_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> s
     lines = [f"Tool call failed: {fields['tool']} ({fields['code']}, {kind})."]
     if context.report.error.message:
         lines.append(f"Error: {clip(context.report.error.message)}")
-    guidance = LLM_GUIDANCE_ANY_CAUSE.get(verdict.action)
+    guidance = LLM_GUIDANCE_DETAIL.get((verdict.action, reason_detail(context, verdict)))
+    guidance = guidance or LLM_GUIDANCE_ANY_CAUSE.get(verdict.action)
     if guidance is None:
         guidance_cause = Cause.TRANSIENT if verdict.action is Action.RETRY else fields.cause
         guidance = LLM_GUIDANCE[(verdict.action, guidance_cause)]
     lines.append(guidance.format_map(fields))
+    for each in verdict.consequences:
+        lines.append(
+            LLM_CONSEQUENCES[each.action].format(
+                call_id=each.call_id,
+                tool=each.tool,
+                default_json=clip(json.dumps(each.default_value)),
+            )
+        )
     return "\n".join(lines)
 
 
-def user_message(verdict: Verdict, fields: Fields) -> str:
+def user_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
+    detailed = USER_MESSAGES_DETAIL.get((verdict.action, reason_detail(context, verdict)))
+    if detailed is not None:
+        return detailed.format_map(fields)
     refusal = verdict.refusal
     if refusal is not None and refusal.kind in BREAKER_REFUSALS:
         breaker_text = USER_MESSAGES_BREAKER_OPEN.get(verdict.action)
@@ -369,7 +466,13 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     "alternative": lambda context, verdict: verdict.alternative_tool,
     "unusable_alternatives": _unusable_alternatives,
     "default_json": lambda context, verdict: clip(
-        json.dumps(context.manifest.default.value if context.manifest.default else None)
+        json.dumps(context.plan.default.value if context.plan.default else None)
+    ),
+    "escalated_for": lambda context, verdict: verdict.escalated_for,
+    "unusable_clause": lambda context, verdict: (
+        f" no alternative is usable ({_unusable_alternatives(context, verdict)});"
+        if context.manifest.alternatives
+        else ""
     ),
     "known_tools": lambda context, verdict: (
         ", ".join(sorted(context.tool.known_tools)) or "none registered with errord"

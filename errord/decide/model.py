@@ -275,13 +275,75 @@ class Refusal(Record, frozen=True):
     """Retries the turn was granted already (RETRY_BUDGET_SPENT)."""
 
 
+class DefaultValue(Struct, frozen=True, gc=False):
+    """A tool's or a planned call's fallback result; wrapped so that a JSON null default
+    is expressible."""
+
+    value: JSONValue
+
+
 class Consequence(Record, frozen=True):
-    """What a decision means for another call of the same turn (a cascade)."""
+    """What a decision means for another call of the same turn (a cascade): a call that
+    waits, directly or through others, on the decided call, which ends without a result."""
 
     call_id: str
     action: Action
-    """What that call should do instead of running: SKIP, USE_DEFAULT, ..."""
+    """What that call does instead of running: SKIP, USE_DEFAULT or ESCALATE."""
     reason: str = ""
+    tool: str = ""
+    blocked_by: str = ""
+    """The call it depends on that ends without a result: the decided call, or one of
+    the calls skipped with it."""
+    default_value: JSONValue | None = None
+    """The call's default result (USE_DEFAULT)."""
+
+
+class CallStatus(Enum):
+    """Where one call of a turn stands; every status but PENDING is final."""
+
+    PENDING = "PENDING"
+    """Not run yet, running, or being recovered (a retry or an alternative)."""
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    """Ended without a result: escalated, or failed for good."""
+    SKIPPED = "SKIPPED"
+    DEFAULTED = "DEFAULTED"
+    """Ended with its default result."""
+    PARTIAL = "PARTIAL"
+    """Ended with the partial result its tool returned."""
+    TIMED_OUT = "TIMED_OUT"
+    """Still unfinished when the turn ended at or after its deadline."""
+
+
+STATUS_AFTER: dict[Action, CallStatus] = {
+    Action.RETRY: CallStatus.PENDING,
+    Action.USE_ALTERNATIVE: CallStatus.PENDING,
+    Action.CONTINUE_PARTIAL: CallStatus.PARTIAL,
+    Action.USE_DEFAULT: CallStatus.DEFAULTED,
+    Action.SKIP: CallStatus.SKIPPED,
+    Action.ESCALATE: CallStatus.FAILED,
+    Action.FAIL: CallStatus.FAILED,
+}
+"""What a call's status becomes with a decision (or a consequence) of each action."""
+
+WITHOUT_RESULT = frozenset({Action.SKIP, Action.ESCALATE, Action.FAIL})
+"""Actions after which a call has no result: the calls waiting on it cannot run as planned."""
+
+
+class PlannedCall(Record, frozen=True):
+    """One call of a turn's plan (BeginTurn): what it waits on, and what stands in for
+    its result when it has none."""
+
+    call_id: str
+    tool: str
+    depends_on: tuple[str, ...] = ()
+    """Calls of the plan whose results it needs."""
+    optional: bool | None = None
+    """True when the turn can go on without it; None: as its tool's manifest says."""
+    default: DefaultValue | None = None
+    """Its result when it cannot have its own; None: its tool manifest's default."""
+    arguments: dict[str, JSONValue] = field(default_factory=dict)
+    """The call's input, redacted."""
 
 
 class Decision(Record, frozen=True):
@@ -346,3 +408,55 @@ class OutcomeReport(Record, frozen=True):
     @property
     def key(self) -> ReportKey:
         return ReportKey(self.turn_id, self.call_id, self.tool, self.attempt)
+
+
+class TakenDecision(Struct, frozen=True, array_like=True, gc=False):
+    """One decision on a call, as a turn's summary lists it."""
+
+    decision_id: str
+    tool: str
+    attempt: int
+    action: Action
+
+
+class CallProgress(Struct, frozen=True, omit_defaults=True, gc=False):
+    """Where one call of a turn stands."""
+
+    tool: str
+    """The tool it last ran (or, for a planned call not run yet, the plan's)."""
+    status: CallStatus = CallStatus.PENDING
+    decisions: tuple[TakenDecision, ...] = ()
+    blocked_by: str = ""
+    """The call it waited on that ended without a result, when that ended it."""
+    planned: bool = False
+
+
+class CallSummary(Record, frozen=True):
+    """How one call of a turn ended."""
+
+    call_id: str
+    tool: str
+    status: CallStatus
+    detail: str = ""
+    """Why it ended so, in a sentence a developer reads."""
+    blocked_by: str = ""
+    """The call it waited on that ended without a result, when that ended it."""
+    decisions: tuple[TakenDecision, ...] = ()
+
+
+class TurnSummary(Record, frozen=True):
+    """How a turn ended: each call's final status, and what to tell the user."""
+
+    turn_id: str
+    began_at: datetime
+    ended_at: datetime
+    deadline: datetime | None = None
+    calls: tuple[CallSummary, ...] = ()
+    """The plan's calls in its order, then the others in the order errord heard of them."""
+    user_notice: str = ""
+    """What the turn did, in plain words, such as "Completed flight search, but hotel
+    search timed out"."""
+
+    @property
+    def deadline_passed(self) -> bool:
+        return self.deadline is not None and self.ended_at >= self.deadline

@@ -10,30 +10,34 @@ A decision is reached in three steps over one immutable ``DecisionContext``:
 
 The policy writes no prose: messages.py words a verdict from its action and
 refusal. Breakers are a context part, a gate and two fallbacks; turn deadlines and
-episodic memory join the same way; a verdict may carry consequences for other calls.
+episodic memory join the same way. A verdict that leaves its call without a result
+carries its consequences for the calls of the turn's plan that wait on it.
 """
 
 from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
 from errord.decide.model import (
     CLOSED_BREAKER,
+    WITHOUT_RESULT,
     Action,
     BreakerPhase,
     BreakerState,
     Classification,
     Consequence,
+    DefaultValue,
     ErrorClass,
     FailureReport,
     Refusal,
     RefusalKind,
     RetryBudget,
 )
+from errord.decide.plan import Waiting, cascade
 from errord.manifests.model import ToolManifest
 
 
@@ -94,6 +98,19 @@ class BreakerPart:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanPart:
+    """What the turn's plan says of the call: what stands in for its result, and which
+    calls wait on it. For a call outside any plan, its tool manifest's fallbacks."""
+
+    optional: bool = False
+    """True when the turn can go on without the call's result."""
+    default: DefaultValue | None = None
+    """The call's default result."""
+    waiting: tuple[Waiting, ...] = ()
+    """The calls that wait on it, directly or through others, in execution order."""
+
+
+@dataclass(frozen=True, slots=True)
 class DecisionContext:
     """Everything known about one failure when deciding on it; built by the engine."""
 
@@ -104,6 +121,7 @@ class DecisionContext:
     turn: TurnPart
     now: datetime
     breaker: BreakerPart = BreakerPart()
+    plan: PlanPart = PlanPart()
 
     @property
     def manifest(self) -> ToolManifest:
@@ -126,6 +144,9 @@ class Verdict:
     alternative_tool: str | None = None
     consequences: tuple[Consequence, ...] = ()
     """What the decision means for other calls of the turn."""
+    escalated_for: str = ""
+    """The required call, waiting on this one, that made the decision ESCALATE rather
+    than SKIP."""
 
 
 # Backoff: the delay before the next attempt.
@@ -391,19 +412,27 @@ class ContinuePartial(Fallback):
 
 
 class UseDefault(Fallback):
-    """Go on with the tool's default result, if its manifest has one."""
+    """Go on with the call's default result, if its plan or its tool's manifest has one."""
 
     def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
-        if context.manifest.default is not None:
+        if context.plan.default is not None:
             return Verdict(Action.USE_DEFAULT, refusal)
         return None
 
 
-class SkipOptional(Fallback):
-    """Go on without the result of a tool its manifest calls optional."""
+class SkipOutOfTime(Fallback):
+    """Near or past the turn's deadline, go on without the call's result (seed 004
+    section 4.2: keep what completed, skip the rest)."""
 
     def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
-        return Verdict(Action.SKIP, refusal) if context.manifest.optional else None
+        return Verdict(Action.SKIP, refusal) if refusal.kind is RefusalKind.DEADLINE else None
+
+
+class SkipOptional(Fallback):
+    """Go on without the result of a call its plan, or its tool's manifest, calls optional."""
+
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
+        return Verdict(Action.SKIP, refusal) if context.plan.optional else None
 
 
 class Escalate(Fallback):
@@ -434,17 +463,35 @@ class RecoveryPolicy:
         for fallback in self.fallbacks:
             verdict = fallback(context, refusal)
             if verdict is not None:
-                return verdict
+                return with_cascade(context, verdict)
         raise AssertionError("unreachable: Escalate always decides")
+
+
+def with_cascade(context: DecisionContext, verdict: Verdict) -> Verdict:
+    """``verdict`` with what it means for the calls waiting on this one, when the call
+    ends without a result: they are skipped or given their defaults, and a required one
+    that cannot run makes a SKIP an ESCALATE (seed 004 section 5)."""
+    if verdict.action not in WITHOUT_RESULT or not context.plan.waiting:
+        return verdict
+    refusal = verdict.refusal
+    out_of_time = refusal is not None and refusal.kind is RefusalKind.DEADLINE
+    consequences = cascade(context.report.call_id, context.plan.waiting, out_of_time=out_of_time)
+    blocked = next((c.call_id for c in consequences if c.action is Action.ESCALATE), "")
+    if blocked and verdict.action is Action.SKIP:
+        return replace(
+            verdict, action=Action.ESCALATE, consequences=consequences, escalated_for=blocked
+        )
+    return replace(verdict, consequences=consequences)
 
 
 def default_policy(jitter: Jitter, budget: RetryBudget | None = None) -> RecoveryPolicy:
     """The policy of the seeds: backoff honouring Retry-After; retry unless permanent,
     not idempotent, the breaker open (or its half-open probe taken), too close to the
     turn's deadline, the turn's retry budget spent (its own, else ``budget``), out of
-    attempts, asked to wait too long or out
-    of retry time; else an alternative, else wait for the probe, else the partial result,
-    the default result or (for an optional tool) no result, else escalate."""
+    attempts, asked to wait too long or out of retry time; else an alternative, else wait
+    for the probe, else the partial result, the default result or (out of time, or for an
+    optional call) no result, else escalate; and the calls waiting on one that ends
+    without a result are skipped, given their defaults, or escalate."""
     limits = (
         DeadlineTooClose()
         | TurnRetryBudgetSpent(budget)
@@ -460,6 +507,7 @@ def default_policy(jitter: Jitter, budget: RetryBudget | None = None) -> Recover
             AwaitProbe(limits),
             ContinuePartial(),
             UseDefault(),
+            SkipOutOfTime(),
             SkipOptional(),
             Escalate(),
         ),

@@ -38,14 +38,13 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from yaml.nodes import MappingNode, Node
 
-from errord.decide.model import ErrorClass, ErrorCode, JSONValue
+from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue
 from errord.errors import ManifestError, Problem
 from errord.manifests.model import (
     MAX_COOLDOWN,
     MAX_TIMEOUT,
     BreakerPolicy,
     ClassificationRule,
-    DefaultValue,
     RetryPolicy,
     ToolManifest,
 )

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from errord.decide.model import ErrorClass, ErrorCode, JSONValue, ToolFailure
+from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue, ToolFailure
 
 MAX_TIMEOUT = 86_400.0
 """Seconds: the longest timeout of one attempt of a tool."""
@@ -105,13 +105,6 @@ class ClassificationRule:
             and (self.exception_type is None or self.exception_type == failure.exception_type)
             and (self.message is None or self.message.search(failure.message) is not None)
         )
-
-
-@dataclass(frozen=True)
-class DefaultValue:
-    """A tool's fallback result; wrapped so that a JSON null default is expressible."""
-
-    value: JSONValue
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Per-turn state: when errord saw each turn begin, its calls, the retries it was granted.
+"""Per-turn state: when each turn began and ended, its plan, where each of its calls stands,
+the retries it was granted.
 
 A turn begins with TurnBegan; a turn whose events predate that kind (a
 migrated database) begins with its first event.
@@ -9,10 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from msgspec import Struct, structs
+from msgspec import Struct, field, structs
 
-from errord.decide.events import FailureEvent, TraceEvent, TurnBegan
-from errord.decide.model import Action, RetryBudget
+from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent, TurnBegan, TurnEnded
+from errord.decide.model import (
+    STATUS_AFTER,
+    Action,
+    CallProgress,
+    CallStatus,
+    Outcome,
+    PlannedCall,
+    RetryBudget,
+    TakenDecision,
+)
 from errord.state.projection import EachEvent
 
 
@@ -31,13 +41,20 @@ class TurnState(Struct, frozen=True, omit_defaults=True, gc=False):
     """When the turn must be done; None for a turn recorded before deadlines existed."""
     retry_budget: RetryBudget | None = None
     """The turn's own retry budget; None for the daemon's."""
+    plan: tuple[PlannedCall, ...] = ()
+    """The calls BeginTurn announced, as given."""
+    progress: dict[str, CallProgress] = field(default_factory=dict)
+    """Every call errord knows of, planned or reported: the plan's first, then the others
+    in the order of their first event."""
+    ended_at: datetime | None = None
+    """When EndTurn closed it; None while it is open."""
 
 
 class TurnFold(EachEvent[str, TurnState]):
     """Folds a turn's events into its state."""
 
     name = "turn"
-    version = 3
+    version = 4
     key_type = str
     state_type = TurnState
 
@@ -53,12 +70,53 @@ class TurnFold(EachEvent[str, TurnState]):
                 implicit=detail.implicit,
                 deadline=detail.deadline,
                 retry_budget=detail.retry_budget,
+                plan=detail.plan,
+                progress={
+                    call.call_id: CallProgress(call.tool, planned=True) for call in detail.plan
+                },
             )
         state = state or TurnState(began_at=event.time)
         if isinstance(detail, FailureEvent):
-            call_id = detail.report.call_id
-            calls = state.calls if call_id in state.calls else (*state.calls, call_id)
-            retried = detail.decision.action is Action.RETRY
-            if calls is not state.calls or retried:
-                return structs.replace(state, calls=calls, retries=state.retries + retried)
+            return _decided(state, detail)
+        if isinstance(detail, OutcomeEvent) and detail.report.outcome is Outcome.SUCCESS:
+            report = detail.report
+            before = state.progress.get(report.call_id)
+            after = CallProgress(
+                report.tool,
+                CallStatus.SUCCEEDED,
+                before.decisions if before else (),
+                planned=before is not None and before.planned,
+            )
+            return structs.replace(state, progress={**state.progress, report.call_id: after})
+        if isinstance(detail, TurnEnded):
+            return structs.replace(state, ended_at=detail.summary.ended_at)
         return state
+
+
+def _decided(state: TurnState, event: FailureEvent) -> TurnState:
+    """``state`` with ``event``'s decision on its call, and its consequences for others."""
+    report, decision = event.report, event.decision
+    call_id = report.call_id
+    calls = state.calls if call_id in state.calls else (*state.calls, call_id)
+    before = state.progress.get(call_id)
+    taken = TakenDecision(decision.decision_id, report.tool, report.attempt, decision.action)
+    progress = {
+        **state.progress,
+        call_id: CallProgress(
+            report.tool,
+            STATUS_AFTER[decision.action],
+            (*before.decisions, taken) if before else (taken,),
+            planned=before is not None and before.planned,
+        ),
+    }
+    for consequence in decision.consequences:
+        waiting = progress.get(consequence.call_id)
+        progress[consequence.call_id] = CallProgress(
+            consequence.tool,
+            STATUS_AFTER[consequence.action],
+            waiting.decisions if waiting else (),
+            blocked_by=consequence.blocked_by,
+            planned=waiting is not None and waiting.planned,
+        )
+    retried = decision.action is Action.RETRY
+    return structs.replace(state, calls=calls, retries=state.retries + retried, progress=progress)

@@ -17,22 +17,34 @@ from typing import TypeVar
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
-from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent, TurnBegan
+from errord.decide.events import (
+    BreakerChanged,
+    FailureEvent,
+    OutcomeEvent,
+    TraceEvent,
+    TurnBegan,
+    TurnEnded,
+)
 from errord.decide.model import (
     Action,
     BreakerChange,
     BreakerPhase,
     BreakerState,
+    CallStatus,
     Decision,
+    DefaultValue,
     ErrorClass,
     ErrorCode,
     FailureReport,
     JSONValue,
     Outcome,
     OutcomeReport,
+    PlannedCall,
     RetryBudget,
     ToolFailure,
+    TurnSummary,
 )
+from errord.decide.plan import plan_problems
 from errord.decide.reconcile import HeldResult, Reconciliation, ToolCall
 from errord.errors import FieldViolation, InvalidRequest
 
@@ -373,6 +385,16 @@ def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
         message.probe = decision.probe
     if decision.action is Action.USE_DEFAULT:
         message.default_value.CopyFrom(value_to_proto(decision.default_value))
+    for each in decision.consequences:
+        consequence = message.consequences.add(
+            call_id=each.call_id,
+            tool=each.tool,
+            action=WIRE_ACTIONS[each.action],
+            reason=each.reason,
+            blocked_by=each.blocked_by,
+        )
+        if each.action is Action.USE_DEFAULT:
+            consequence.default_value.CopyFrom(value_to_proto(each.default_value))
     return message
 
 
@@ -415,11 +437,17 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
         if detail.breaker is not None:
             message.outcome.breaker.CopyFrom(breaker_state_to_proto(detail.breaker, event.time))
     elif isinstance(detail, TurnBegan):
-        message.turn_began.CopyFrom(pb.TurnBeganEvent(implicit=detail.implicit))
+        message.turn_began.CopyFrom(
+            pb.TurnBeganEvent(
+                implicit=detail.implicit, plan=[planned_call_to_proto(c) for c in detail.plan]
+            )
+        )
         if detail.deadline is not None:
             message.turn_began.deadline.CopyFrom(timestamp(detail.deadline))
         if detail.retry_budget is not None:
             message.turn_began.retry_budget.CopyFrom(retry_budget_to_proto(detail.retry_budget))
+    elif isinstance(detail, TurnEnded):
+        message.turn_ended.summary.CopyFrom(turn_summary_to_proto(detail.summary))
     elif isinstance(detail, BreakerChanged):
         message.tool = detail.tool
         message.breaker.CopyFrom(
@@ -524,6 +552,7 @@ class Beginning:
     turn_id: str
     deadline: datetime | None
     retry_budget: RetryBudget | None
+    plan: tuple[PlannedCall, ...] = ()
 
 
 def beginning_from_proto(request: pb.BeginTurnRequest) -> Beginning:
@@ -542,5 +571,87 @@ def beginning_from_proto(request: pb.BeginTurnRequest) -> Beginning:
         except ValueError as error:  # "attribute must ...", as RetryBudget checks it
             attribute, _, problem = str(error).partition(" ")
             check.add(f"retry_budget.{attribute}", problem)
+    plan = _plan(request, check)
     check.raise_any()
-    return Beginning(turn_id, deadline, budget)
+    return Beginning(turn_id, deadline, budget, plan)
+
+
+def _plan(request: pb.BeginTurnRequest, check: Violations) -> tuple[PlannedCall, ...]:
+    if len(request.plan) > MAX_CALLS:
+        check.add("plan", f"at most {MAX_CALLS} calls, got {len(request.plan)}")
+        return ()
+    plan = []
+    for index, call in enumerate(request.plan):
+        within = check.within(f"plan[{index}].")
+        if len(call.depends_on) > MAX_CALLS:
+            within.add("depends_on", f"at most {MAX_CALLS} call ids, got {len(call.depends_on)}")
+        plan.append(
+            PlannedCall(
+                call_id=within.identifier("call_id", call.call_id),
+                tool=within.identifier("tool", call.tool),
+                depends_on=tuple(call.depends_on),
+                optional=call.optional if call.HasField("optional") else None,
+                default=DefaultValue(within.json("default_value", call.default_value))
+                if call.HasField("default_value")
+                else None,
+                arguments=within.json("arguments", call.arguments) or {},
+            )
+        )
+    if not check.found:  # the graph's problems, once every call is well formed
+        for problem in plan_problems(plan):
+            check.add(f"plan[{problem.index}].{problem.field}", problem.description)
+    return tuple(plan)
+
+
+def planned_call_to_proto(call: PlannedCall) -> pb.PlannedCall:
+    message = pb.PlannedCall(call_id=call.call_id, tool=call.tool, depends_on=call.depends_on)
+    if call.arguments:
+        message.arguments.update(call.arguments)
+    if call.optional is not None:
+        message.optional = call.optional
+    if call.default is not None:
+        message.default_value.CopyFrom(value_to_proto(call.default.value))
+    return message
+
+
+WIRE_STATUSES: dict[CallStatus, str] = {
+    member: f"CALL_STATUS_{member.value}" for member in CallStatus if member.value != "PENDING"
+}
+"""A summary's statuses; PENDING never leaves the daemon (EndTurn settles every call)."""
+
+
+def turn_summary_to_proto(summary: TurnSummary) -> pb.TurnSummary:
+    message = pb.TurnSummary(
+        turn_id=summary.turn_id,
+        began_at=timestamp(summary.began_at),
+        ended_at=timestamp(summary.ended_at),
+        deadline_passed=summary.deadline_passed,
+        user_notice=summary.user_notice,
+    )
+    if summary.deadline is not None:
+        message.deadline.CopyFrom(timestamp(summary.deadline))
+    for call in summary.calls:
+        message.calls.add(
+            call_id=call.call_id,
+            tool=call.tool,
+            status=WIRE_STATUSES[call.status],
+            detail=call.detail,
+            blocked_by=call.blocked_by,
+            decisions=[
+                pb.TakenDecision(
+                    decision_id=taken.decision_id,
+                    tool=taken.tool,
+                    attempt=taken.attempt,
+                    action=WIRE_ACTIONS[taken.action],
+                )
+                for taken in call.decisions
+            ],
+        )
+    return message
+
+
+def turn_id_from_proto(request: pb.EndTurnRequest) -> str:
+    check = Violations()
+    turn_id = check.identifier("turn_id", request.turn_id)
+    check.raise_any()
+    return turn_id

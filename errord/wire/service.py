@@ -25,6 +25,7 @@ from errord.errors import (
     ReportConflict,
     StoreError,
     ToolNotFound,
+    TurnClosed,
     TurnNotFound,
     WatcherFellBehind,
 )
@@ -41,6 +42,7 @@ STATUS_CODES: dict[type[ErrordError], grpc.StatusCode] = {
     TurnNotFound: grpc.StatusCode.NOT_FOUND,
     ToolNotFound: grpc.StatusCode.NOT_FOUND,
     ReportConflict: grpc.StatusCode.ALREADY_EXISTS,
+    TurnClosed: grpc.StatusCode.FAILED_PRECONDITION,
     WatcherFellBehind: grpc.StatusCode.RESOURCE_EXHAUSTED,
     StoreError: grpc.StatusCode.UNAVAILABLE,
 }
@@ -115,6 +117,11 @@ class ErrorHandlerService:
     ) -> pb.BeginTurnResponse:
         return await answer(context, lambda: self._begin_turn(data))
 
+    async def end_turn(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.EndTurnResponse:
+        return await answer(context, lambda: self._end_turn(data))
+
     async def report_failure(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ReportFailureResponse:
@@ -143,9 +150,14 @@ class ErrorHandlerService:
     async def _begin_turn(self, data: bytes) -> pb.BeginTurnResponse:
         asked = convert.beginning_from_proto(decode(pb.BeginTurnRequest, data))
         event, replayed = await self._handler.begin_turn(
-            asked.turn_id, asked.deadline, asked.retry_budget
+            asked.turn_id, asked.deadline, asked.retry_budget, asked.plan
         )
         return pb.BeginTurnResponse(event=convert.trace_event_to_proto(event), replayed=replayed)
+
+    async def _end_turn(self, data: bytes) -> pb.EndTurnResponse:
+        turn_id = convert.turn_id_from_proto(decode(pb.EndTurnRequest, data))
+        summary, replayed = await self._handler.end_turn(turn_id)
+        return pb.EndTurnResponse(summary=convert.turn_summary_to_proto(summary), replayed=replayed)
 
     async def _report_failure(self, data: bytes) -> pb.ReportFailureResponse:
         report = convert.failure_report_from_proto(decode(pb.ReportFailureRequest, data))
@@ -223,6 +235,10 @@ def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
             "BeginTurn": grpc.unary_unary_rpc_method_handler(
                 service.begin_turn,
                 response_serializer=pb.BeginTurnResponse.SerializeToString,
+            ),
+            "EndTurn": grpc.unary_unary_rpc_method_handler(
+                service.end_turn,
+                response_serializer=pb.EndTurnResponse.SerializeToString,
             ),
             "ReportFailure": grpc.unary_unary_rpc_method_handler(
                 service.report_failure,

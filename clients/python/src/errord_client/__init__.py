@@ -15,6 +15,7 @@ from errord_client.client import (
     ErrordClient,
     failure_request,
     field_violations,
+    planned_call,
 )
 from errord_client.v1 import errord_pb2 as pb
 
@@ -25,4 +26,5 @@ __all__ = [
     "failure_request",
     "field_violations",
     "pb",
+    "planned_call",
 ]

@@ -28,7 +28,7 @@ from typing import Any, Protocol, Self, TypeVar
 
 import grpc
 import grpc.aio
-from google.protobuf import duration_pb2, struct_pb2
+from google.protobuf import duration_pb2, json_format, struct_pb2
 
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
@@ -79,6 +79,7 @@ class _SyncStub(Protocol):
     ReportFailures: _Unary[pb.ReportFailuresRequest, pb.ReportFailuresResponse]
     ReportOutcome: _Unary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
     BeginTurn: _Unary[pb.BeginTurnRequest, pb.BeginTurnResponse]
+    EndTurn: _Unary[pb.EndTurnRequest, pb.EndTurnResponse]
     ReconcileResults: _Unary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _Unary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _StreamCall[pb.WatchTraceResponse]]
@@ -91,6 +92,7 @@ class _AsyncStub(Protocol):
     ReportFailures: _AsyncUnary[pb.ReportFailuresRequest, pb.ReportFailuresResponse]
     ReportOutcome: _AsyncUnary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
     BeginTurn: _AsyncUnary[pb.BeginTurnRequest, pb.BeginTurnResponse]
+    EndTurn: _AsyncUnary[pb.EndTurnRequest, pb.EndTurnResponse]
     ReconcileResults: _AsyncUnary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _AsyncUnary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _AsyncStreamCall[pb.WatchTraceResponse]]
@@ -164,12 +166,17 @@ class ErrordClient:
         deadline: datetime | None = None,
         max_retries: int | None = None,
         max_retry_share: float | None = None,
+        plan: Sequence[pb.PlannedCall] = (),
         timeout: float | None = None,
     ) -> pb.BeginTurnResponse:
-        """Begin a turn with its deadline (None: errord's default, 300 s) and its own retry
-        budget (neither given: errord's)."""
-        request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share)
+        """Begin a turn with its deadline (None: errord's default, 300 s), its own retry
+        budget (neither given: errord's) and its plan (calls built with ``planned_call``)."""
+        request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
         return self._stub.BeginTurn(request, timeout=timeout)
+
+    def end_turn(self, turn_id: str, *, timeout: float | None = None) -> pb.EndTurnResponse:
+        """Close a turn; its summary: each call's final status and a notice for the user."""
+        return self._stub.EndTurn(pb.EndTurnRequest(turn_id=turn_id), timeout=timeout)
 
     def reconcile_results(
         self,
@@ -304,11 +311,21 @@ class AsyncErrordClient:
         deadline: datetime | None = None,
         max_retries: int | None = None,
         max_retry_share: float | None = None,
+        plan: Sequence[pb.PlannedCall] = (),
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.BeginTurnResponse:
         """Begin a turn; see ErrordClient.begin_turn."""
-        request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share)
+        request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
         return await self._stub.BeginTurn(request, timeout=timeout)
+
+    async def end_turn(
+        self,
+        turn_id: str,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> pb.EndTurnResponse:
+        """Close a turn; see ErrordClient.end_turn."""
+        return await self._stub.EndTurn(pb.EndTurnRequest(turn_id=turn_id), timeout=timeout)
 
     async def reconcile_results(
         self,
@@ -421,8 +438,9 @@ def _begin_turn_request(
     deadline: datetime | None,
     max_retries: int | None,
     max_retry_share: float | None,
+    plan: Sequence[pb.PlannedCall],
 ) -> pb.BeginTurnRequest:
-    request = pb.BeginTurnRequest(turn_id=turn_id)
+    request = pb.BeginTurnRequest(turn_id=turn_id, plan=plan)
     if deadline is not None:
         request.deadline.FromDatetime(deadline)
     if max_retries is not None or max_retry_share is not None:
@@ -432,6 +450,31 @@ def _begin_turn_request(
         if max_retry_share is not None:
             request.retry_budget.max_share = max_retry_share
     return request
+
+
+_NO_DEFAULT: Any = object()
+
+
+def planned_call(
+    call_id: str,
+    tool: str,
+    *,
+    depends_on: Sequence[str] = (),
+    optional: bool | None = None,
+    default: Any = _NO_DEFAULT,
+    arguments: Mapping[str, Any] | None = None,
+) -> pb.PlannedCall:
+    """One call of a turn's plan for ``begin_turn``: the calls whose results it needs,
+    whether the turn can go on without it (None: as its tool's manifest says), and its
+    default result (any JSON value, None included; not given: the manifest's)."""
+    call = pb.PlannedCall(call_id=call_id, tool=tool, depends_on=depends_on)
+    if optional is not None:
+        call.optional = optional
+    if default is not _NO_DEFAULT:
+        json_format.ParseDict(default, call.default_value)
+    if arguments is not None:
+        call.arguments.CopyFrom(_struct(arguments))
+    return call
 
 
 def failure_request(

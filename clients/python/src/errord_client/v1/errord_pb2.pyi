@@ -66,6 +66,16 @@ class BreakerChange(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BREAKER_CHANGE_RESET: _ClassVar[BreakerChange]
     BREAKER_CHANGE_FORCED_OPEN: _ClassVar[BreakerChange]
 
+class CallStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CALL_STATUS_UNSPECIFIED: _ClassVar[CallStatus]
+    CALL_STATUS_SUCCEEDED: _ClassVar[CallStatus]
+    CALL_STATUS_FAILED: _ClassVar[CallStatus]
+    CALL_STATUS_SKIPPED: _ClassVar[CallStatus]
+    CALL_STATUS_DEFAULTED: _ClassVar[CallStatus]
+    CALL_STATUS_PARTIAL: _ClassVar[CallStatus]
+    CALL_STATUS_TIMED_OUT: _ClassVar[CallStatus]
+
 class AlertKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ALERT_KIND_UNSPECIFIED: _ClassVar[AlertKind]
@@ -120,6 +130,13 @@ BREAKER_CHANGE_HALF_OPENED: BreakerChange
 BREAKER_CHANGE_CLOSED: BreakerChange
 BREAKER_CHANGE_RESET: BreakerChange
 BREAKER_CHANGE_FORCED_OPEN: BreakerChange
+CALL_STATUS_UNSPECIFIED: CallStatus
+CALL_STATUS_SUCCEEDED: CallStatus
+CALL_STATUS_FAILED: CallStatus
+CALL_STATUS_SKIPPED: CallStatus
+CALL_STATUS_DEFAULTED: CallStatus
+CALL_STATUS_PARTIAL: CallStatus
+CALL_STATUS_TIMED_OUT: CallStatus
 ALERT_KIND_UNSPECIFIED: AlertKind
 ALERT_KIND_FAILURE_RATE: AlertKind
 ALERT_KIND_SLOW: AlertKind
@@ -180,7 +197,7 @@ class Classification(_message.Message):
     def __init__(self, error_class: _Optional[_Union[ErrorClass, str]] = ..., code: _Optional[_Union[ErrorCode, str]] = ..., rule: _Optional[str] = ...) -> None: ...
 
 class RecoveryDecision(_message.Message):
-    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe", "default_value")
+    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe", "default_value", "consequences")
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DELAY_FIELD_NUMBER: _ClassVar[int]
@@ -201,6 +218,7 @@ class RecoveryDecision(_message.Message):
     BREAKER_FIELD_NUMBER: _ClassVar[int]
     PROBE_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_VALUE_FIELD_NUMBER: _ClassVar[int]
+    CONSEQUENCES_FIELD_NUMBER: _ClassVar[int]
     decision_id: str
     action: RecoveryAction
     delay: _duration_pb2.Duration
@@ -221,7 +239,24 @@ class RecoveryDecision(_message.Message):
     breaker: BreakerState
     probe: bool
     default_value: _struct_pb2.Value
-    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., probe: _Optional[bool] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+    consequences: _containers.RepeatedCompositeFieldContainer[Consequence]
+    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., probe: _Optional[bool] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., consequences: _Optional[_Iterable[_Union[Consequence, _Mapping]]] = ...) -> None: ...
+
+class Consequence(_message.Message):
+    __slots__ = ("call_id", "tool", "action", "reason", "blocked_by", "default_value")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    BLOCKED_BY_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_VALUE_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool: str
+    action: RecoveryAction
+    reason: str
+    blocked_by: str
+    default_value: _struct_pb2.Value
+    def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., reason: _Optional[str] = ..., blocked_by: _Optional[str] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class ReportFailureRequest(_message.Message):
     __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed")
@@ -338,7 +373,7 @@ class WatchTraceResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
-    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker")
+    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -349,6 +384,7 @@ class TraceEvent(_message.Message):
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     TURN_BEGAN_FIELD_NUMBER: _ClassVar[int]
     BREAKER_FIELD_NUMBER: _ClassVar[int]
+    TURN_ENDED_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     time: _timestamp_pb2.Timestamp
     turn_id: str
@@ -359,7 +395,8 @@ class TraceEvent(_message.Message):
     outcome: OutcomeEvent
     turn_began: TurnBeganEvent
     breaker: BreakerEvent
-    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ...) -> None: ...
+    turn_ended: TurnEndedEvent
+    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ...) -> None: ...
 
 class FailureEvent(_message.Message):
     __slots__ = ("error", "arguments", "elapsed", "decision")
@@ -386,14 +423,22 @@ class OutcomeEvent(_message.Message):
     def __init__(self, outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ...) -> None: ...
 
 class TurnBeganEvent(_message.Message):
-    __slots__ = ("implicit", "deadline", "retry_budget")
+    __slots__ = ("implicit", "deadline", "retry_budget", "plan")
     IMPLICIT_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     RETRY_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
     implicit: bool
     deadline: _timestamp_pb2.Timestamp
     retry_budget: RetryBudget
-    def __init__(self, implicit: _Optional[bool] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_budget: _Optional[_Union[RetryBudget, _Mapping]] = ...) -> None: ...
+    plan: _containers.RepeatedCompositeFieldContainer[PlannedCall]
+    def __init__(self, implicit: _Optional[bool] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_budget: _Optional[_Union[RetryBudget, _Mapping]] = ..., plan: _Optional[_Iterable[_Union[PlannedCall, _Mapping]]] = ...) -> None: ...
+
+class TurnEndedEvent(_message.Message):
+    __slots__ = ("summary",)
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    summary: TurnSummary
+    def __init__(self, summary: _Optional[_Union[TurnSummary, _Mapping]] = ...) -> None: ...
 
 class RetryBudget(_message.Message):
     __slots__ = ("max_retries", "max_share")
@@ -404,14 +449,92 @@ class RetryBudget(_message.Message):
     def __init__(self, max_retries: _Optional[int] = ..., max_share: _Optional[float] = ...) -> None: ...
 
 class BeginTurnRequest(_message.Message):
-    __slots__ = ("turn_id", "deadline", "retry_budget")
+    __slots__ = ("turn_id", "deadline", "retry_budget", "plan")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     RETRY_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     deadline: _timestamp_pb2.Timestamp
     retry_budget: RetryBudget
-    def __init__(self, turn_id: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_budget: _Optional[_Union[RetryBudget, _Mapping]] = ...) -> None: ...
+    plan: _containers.RepeatedCompositeFieldContainer[PlannedCall]
+    def __init__(self, turn_id: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_budget: _Optional[_Union[RetryBudget, _Mapping]] = ..., plan: _Optional[_Iterable[_Union[PlannedCall, _Mapping]]] = ...) -> None: ...
+
+class PlannedCall(_message.Message):
+    __slots__ = ("call_id", "tool", "arguments", "depends_on", "optional", "default_value")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
+    OPTIONAL_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_VALUE_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool: str
+    arguments: _struct_pb2.Struct
+    depends_on: _containers.RepeatedScalarFieldContainer[str]
+    optional: bool
+    default_value: _struct_pb2.Value
+    def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., depends_on: _Optional[_Iterable[str]] = ..., optional: _Optional[bool] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class EndTurnRequest(_message.Message):
+    __slots__ = ("turn_id",)
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    def __init__(self, turn_id: _Optional[str] = ...) -> None: ...
+
+class EndTurnResponse(_message.Message):
+    __slots__ = ("summary", "replayed")
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    summary: TurnSummary
+    replayed: bool
+    def __init__(self, summary: _Optional[_Union[TurnSummary, _Mapping]] = ..., replayed: _Optional[bool] = ...) -> None: ...
+
+class TurnSummary(_message.Message):
+    __slots__ = ("turn_id", "began_at", "ended_at", "deadline", "deadline_passed", "calls", "user_notice")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    BEGAN_AT_FIELD_NUMBER: _ClassVar[int]
+    ENDED_AT_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_PASSED_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    USER_NOTICE_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    began_at: _timestamp_pb2.Timestamp
+    ended_at: _timestamp_pb2.Timestamp
+    deadline: _timestamp_pb2.Timestamp
+    deadline_passed: bool
+    calls: _containers.RepeatedCompositeFieldContainer[CallSummary]
+    user_notice: str
+    def __init__(self, turn_id: _Optional[str] = ..., began_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline_passed: _Optional[bool] = ..., calls: _Optional[_Iterable[_Union[CallSummary, _Mapping]]] = ..., user_notice: _Optional[str] = ...) -> None: ...
+
+class CallSummary(_message.Message):
+    __slots__ = ("call_id", "tool", "status", "detail", "blocked_by", "decisions")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    BLOCKED_BY_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool: str
+    status: CallStatus
+    detail: str
+    blocked_by: str
+    decisions: _containers.RepeatedCompositeFieldContainer[TakenDecision]
+    def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., status: _Optional[_Union[CallStatus, str]] = ..., detail: _Optional[str] = ..., blocked_by: _Optional[str] = ..., decisions: _Optional[_Iterable[_Union[TakenDecision, _Mapping]]] = ...) -> None: ...
+
+class TakenDecision(_message.Message):
+    __slots__ = ("decision_id", "tool", "attempt", "action")
+    DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    decision_id: str
+    tool: str
+    attempt: int
+    action: RecoveryAction
+    def __init__(self, decision_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., action: _Optional[_Union[RecoveryAction, str]] = ...) -> None: ...
 
 class BeginTurnResponse(_message.Message):
     __slots__ = ("event", "replayed")

@@ -40,6 +40,11 @@ class ErrorHandlerServiceStub:
                 request_serializer=errord_dot_v1_dot_errord__pb2.BeginTurnRequest.SerializeToString,
                 response_deserializer=errord_dot_v1_dot_errord__pb2.BeginTurnResponse.FromString,
                 _registered_method=True)
+        self.EndTurn = channel.unary_unary(
+                '/errord.v1.ErrorHandlerService/EndTurn',
+                request_serializer=errord_dot_v1_dot_errord__pb2.EndTurnRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.EndTurnResponse.FromString,
+                _registered_method=True)
         self.ReportFailure = channel.unary_unary(
                 '/errord.v1.ErrorHandlerService/ReportFailure',
                 request_serializer=errord_dot_v1_dot_errord__pb2.ReportFailureRequest.SerializeToString,
@@ -77,10 +82,22 @@ class ErrorHandlerServiceServicer:
     """
 
     def BeginTurn(self, request, context):
-        """BeginTurn begins a turn with its deadline and retry budget. A turn begun
-        by its first report has the defaults (300 s). Beginning a turn again
-        with the same values returns the recorded event; with other values, or
-        after its first report, it is ALREADY_EXISTS.
+        """BeginTurn begins a turn with its deadline, retry budget and, optionally,
+        its plan: the calls it will make and which depend on which. A turn begun
+        by its first report has the defaults (300 s, no plan). Beginning a turn
+        again with the same values returns the recorded event; with other
+        values, or after its first report, it is ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EndTurn(self, request, context):
+        """EndTurn closes a turn and returns its summary: each call's final status
+        and a notice for the user. A call still unfinished is TIMED_OUT when the
+        turn ends at or after its deadline, else SKIPPED; report successes with
+        ReportOutcome so that they count. Ending a turn again returns the
+        recorded summary; a failure reported after it is FAILED_PRECONDITION.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -152,6 +169,11 @@ def add_ErrorHandlerServiceServicer_to_server(servicer, server):
                     request_deserializer=errord_dot_v1_dot_errord__pb2.BeginTurnRequest.FromString,
                     response_serializer=errord_dot_v1_dot_errord__pb2.BeginTurnResponse.SerializeToString,
             ),
+            'EndTurn': grpc.unary_unary_rpc_method_handler(
+                    servicer.EndTurn,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.EndTurnRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.EndTurnResponse.SerializeToString,
+            ),
             'ReportFailure': grpc.unary_unary_rpc_method_handler(
                     servicer.ReportFailure,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.ReportFailureRequest.FromString,
@@ -211,6 +233,33 @@ class ErrorHandlerService:
             '/errord.v1.ErrorHandlerService/BeginTurn',
             errord_dot_v1_dot_errord__pb2.BeginTurnRequest.SerializeToString,
             errord_dot_v1_dot_errord__pb2.BeginTurnResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EndTurn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.ErrorHandlerService/EndTurn',
+            errord_dot_v1_dot_errord__pb2.EndTurnRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.EndTurnResponse.FromString,
             options,
             channel_credentials,
             insecure,
