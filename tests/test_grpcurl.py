@@ -178,3 +178,64 @@ def test_grpcurl_bad_request_gets_invalid_argument_naming_the_field(errord: Daem
 def test_grpcurl_unknown_turn_is_not_found(errord: DaemonProcess) -> None:
     with pytest.raises(GrpcurlFailed, match="Code: NotFound"):
         grpcurl(errord.address, f"{SERVICE}/GetTurnTrace", data={"turn_id": "no-such-turn"})
+
+
+def test_grpcurl_a_planned_turn_from_begin_to_end(errord: DaemonProcess) -> None:
+    """The README's walkthrough: a plan, a failure that takes its dependent along, EndTurn."""
+    grpcurl(
+        errord.address,
+        f"{SERVICE}/BeginTurn",
+        data={
+            "turn_id": "turn-5",
+            "plan": [
+                {"call_id": "call_1", "tool": "flight_search"},
+                {"call_id": "call_2", "tool": "hotel_search"},
+                {
+                    "call_id": "call_3",
+                    "tool": "hotel_reviews",
+                    "depends_on": ["call_2"],
+                    "optional": True,
+                },
+            ],
+        },
+    )
+    decision = report(
+        errord,
+        turn_id="turn-5",
+        call_id="call_2",
+        tool="hotel_search",
+        error={"http_status": 404, "message": "no such city"},
+    )
+    assert decision["action"] == "RECOVERY_ACTION_ESCALATE"
+    assert decision["consequences"] == [
+        {
+            "call_id": "call_3",
+            "tool": "hotel_reviews",
+            "action": "RECOVERY_ACTION_SKIP",
+            "reason": "needs the result of call_2, which has none; skipped",
+            "blocked_by": "call_2",
+        }
+    ]
+    grpcurl(
+        errord.address,
+        f"{SERVICE}/ReportOutcome",
+        data={
+            "turn_id": "turn-5",
+            "call_id": "call_1",
+            "tool": "flight_search",
+            "attempt": 1,
+            "outcome": "OUTCOME_SUCCESS",
+        },
+    )
+    ended = json.loads(grpcurl(errord.address, f"{SERVICE}/EndTurn", data={"turn_id": "turn-5"}))
+    summary = ended["summary"]
+    assert [(c["call_id"], c["status"]) for c in summary["calls"]] == [
+        ("call_1", "CALL_STATUS_SUCCEEDED"),
+        ("call_2", "CALL_STATUS_FAILED"),
+        ("call_3", "CALL_STATUS_SKIPPED"),
+    ]
+    assert summary["user_notice"] == (
+        "Completed flight search, but hotel search failed and hotel reviews was skipped."
+    )
+    assert summary["calls"][1]["detail"] == "attempt 1 of hotel_search failed; decided ESCALATE"
+    assert summary["calls"][1]["decisions"][0]["decision_id"] == decision["decision_id"]

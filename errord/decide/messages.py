@@ -274,7 +274,7 @@ def cause(context: DecisionContext) -> Cause:
 
 def reason(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
     """The policy's reason, and whether the tool's own manifest or the default applied."""
-    text = REASONS[(verdict.action, reason_detail(context, verdict))].format_map(fields)
+    text = REASONS[(verdict.action, fields.detail)].format_map(fields)
     if verdict.consequences:
         text += f" Calls waiting on it: {_consequences_clause(verdict.consequences)}."
     if context.tool.default_policy:
@@ -331,7 +331,7 @@ def llm_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> s
     lines = [f"Tool call failed: {fields['tool']} ({fields['code']}, {kind})."]
     if context.report.error.message:
         lines.append(f"Error: {clip(context.report.error.message)}")
-    guidance = LLM_GUIDANCE_DETAIL.get((verdict.action, reason_detail(context, verdict)))
+    guidance = fields.detail and LLM_GUIDANCE_DETAIL.get((verdict.action, fields.detail))
     guidance = guidance or LLM_GUIDANCE_ANY_CAUSE.get(verdict.action)
     if guidance is None:
         guidance_cause = Cause.TRANSIENT if verdict.action is Action.RETRY else fields.cause
@@ -349,8 +349,8 @@ def llm_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> s
 
 
 def user_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
-    detailed = USER_MESSAGES_DETAIL.get((verdict.action, reason_detail(context, verdict)))
-    if detailed is not None:
+    detailed = fields.detail and USER_MESSAGES_DETAIL.get((verdict.action, fields.detail))
+    if detailed:
         return detailed.format_map(fields)
     refusal = verdict.refusal
     if refusal is not None and refusal.kind in BREAKER_REFUSALS:
@@ -394,6 +394,8 @@ class Fields(dict[str, object]):
         self.context = context
         self.verdict = verdict
         self.cause = cause(context)
+        self.detail = reason_detail(context, verdict)
+        """Which variant of the action the texts speak of."""
 
     def __missing__(self, name: str) -> object:
         value = FIELDS[name](self.context, self.verdict)

@@ -471,7 +471,7 @@ def with_cascade(context: DecisionContext, verdict: Verdict) -> Verdict:
     """``verdict`` with what it means for the calls waiting on this one, when the call
     ends without a result: they are skipped or given their defaults, and a required one
     that cannot run makes a SKIP an ESCALATE (seed 004 section 5)."""
-    if verdict.action not in WITHOUT_RESULT or not context.plan.waiting:
+    if not context.plan.waiting or verdict.action not in WITHOUT_RESULT:
         return verdict
     refusal = verdict.refusal
     out_of_time = refusal is not None and refusal.kind is RefusalKind.DEADLINE

@@ -75,7 +75,7 @@ def _detail(call: CallProgress, status: CallStatus) -> str:
             return "had not finished at the turn's deadline"
         return "had not finished when the turn ended"
     if last is not None:
-        return f"{last.action.value} after attempt {last.attempt} of {last.tool} failed"
+        return f"attempt {last.attempt} of {last.tool} failed; decided {last.action.value}"
     return "reported a success" if status is CallStatus.SUCCEEDED else ""
 
 
