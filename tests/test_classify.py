@@ -3,16 +3,42 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.classify import DEFAULT_CLASSES, classify
-from errord.decide.model import ErrorClass, ErrorCode, ToolFailure
+from errord.decide.classify import (
+    DEFAULT_CLASSES,
+    ERROR_CODE_TIER,
+    EXCEPTION_TYPE_TIER,
+    EXCEPTION_TYPES,
+    OVERRIDING_PHRASES,
+    OVERRIDING_TIER,
+    PHRASE_TIER,
+    PHRASES,
+    SEARCHED_CHARS,
+    WORD_TIER,
+    WORDS,
+    Tier,
+    classify,
+    rule,
+    searchable,
+    service_error_code,
+)
+from errord.decide.model import Classification, ErrorClass, ErrorCode, ToolFailure
 from errord.manifests.model import ClassificationRule
+from tests.test_error_corpus import CORPUS, failure_of
 
 T, P = ErrorClass.TRANSIENT, ErrorClass.PERMANENT
+
+OWN_CLASSES = {
+    rule.name: rule.error_class
+    for rule in (*OVERRIDING_PHRASES, *PHRASES, *EXCEPTION_TYPES, *WORDS)
+    if rule.error_class is not None
+}
+"""The rules that carry a class other than their code's default, by name."""
 
 
 @pytest.mark.parametrize(
@@ -167,7 +193,406 @@ def test_every_failure_gets_a_class_consistent_with_its_code(
 ) -> None:
     failure = ToolFailure(code, http_status, exception_type, message)
     verdict = classify(failure)
-    assert verdict.error_class is DEFAULT_CLASSES[verdict.code]
+    # A rule may carry its own class (an exhausted quota is RATE_LIMITED but permanent), so
+    # the class is the code's default unless the deciding rule carries one.
+    assert verdict.error_class is OWN_CLASSES.get(
+        verdict.rule.rpartition(":")[2], DEFAULT_CLASSES[verdict.code]
+    )
     assert verdict.rule.startswith("default:")
     if code not in (None, ErrorCode.UNKNOWN):
         assert verdict.code is code
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "No query provided",
+        "The 'query' parameter is required for document search",
+        "Parameter 'query' must be str, got int",
+        "Parameter 'query' cannot be empty",
+        "Invalid value for parameter timeout",
+    ],
+)
+def test_seed_003_parameter_errors_without_a_code_are_invalid_input(message: str) -> None:
+    """They came out UNKNOWN (transient), and the last one TIMEOUT: the model must fix its
+    call instead of retrying it."""
+    verdict = classify(ToolFailure(message=message))
+    assert (verdict.code, verdict.error_class, verdict.rule) == (
+        ErrorCode.INVALID_INPUT,
+        P,
+        "default:message:invalid_parameter",
+    )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Tool 'foo' not found",
+        "Unknown tool: foo",
+        "No tool named 'foo'",
+        "tool foo is not available",
+        "tool foo is not registered",
+        "Error: foo is not a valid tool, try one of [bar, baz].",
+    ],
+)
+def test_a_missing_tool_is_tool_not_found_not_a_missing_resource(message: str) -> None:
+    verdict = classify(ToolFailure(message=message))
+    assert (verdict.code, verdict.error_class, verdict.rule) == (
+        ErrorCode.TOOL_NOT_FOUND,
+        P,
+        "default:message:tool_not_found",
+    )
+
+
+# Each case is a failure two rules could claim; the specific one must win. The id names
+# the winner, then the rule it beats.
+@pytest.mark.parametrize(
+    ("failure", "code", "rule"),
+    [
+        pytest.param(
+            ToolFailure(message="Invalid value for parameter timeout"),
+            ErrorCode.INVALID_INPUT,
+            "default:message:invalid_parameter",
+            id="invalid_parameter-over-timeout",
+        ),
+        pytest.param(
+            ToolFailure(message="Connection timeout after 30s"),
+            ErrorCode.TIMEOUT,
+            "default:message:timeout",
+            id="timeout-over-connection",
+        ),
+        pytest.param(
+            ToolFailure(message="429 Too Many Requests (api key abc123)"),
+            ErrorCode.RATE_LIMITED,
+            "default:message:rate_limit",
+            id="rate_limit-over-auth",
+        ),
+        pytest.param(
+            ToolFailure(
+                http_status=403,
+                message="API rate limit exceeded for 54.221.143.48. (But here's the good "
+                "news: Authenticated requests get a higher rate limit.)",
+            ),
+            ErrorCode.RATE_LIMITED,
+            "default:message:rate_limit",
+            id="rate_limit-over-auth-and-http_403",
+        ),
+        pytest.param(
+            ToolFailure(http_status=404, message="Tool 'foo' not found"),
+            ErrorCode.TOOL_NOT_FOUND,
+            "default:message:tool_not_found",
+            id="tool_not_found-over-not_found-and-http_404",
+        ),
+        pytest.param(
+            ToolFailure(http_status=401, message="401 Unauthorized: invalid API key"),
+            ErrorCode.AUTH,
+            "default:http_status:401",
+            id="http_status-over-a-phrase-that-restates-it",
+        ),
+        pytest.param(
+            ToolFailure(
+                message="<_InactiveRpcError of RPC that terminated with: status = "
+                'StatusCode.INVALID_ARGUMENT details = "API key not valid."'
+            ),
+            ErrorCode.AUTH,
+            "default:message:auth",
+            id="auth-over-grpc_status",
+        ),
+        pytest.param(
+            ToolFailure(message="City not found"),
+            ErrorCode.NOT_FOUND,
+            "default:message:not_found",
+            id="not_found-when-no-tool-is-named",
+        ),
+        pytest.param(
+            ToolFailure(
+                message="This model's maximum context length is 8192 tokens. However, your "
+                "messages resulted in 8765 tokens. Please reduce the length of the messages."
+            ),
+            ErrorCode.INVALID_INPUT,
+            "default:message:too_large",
+            id="too_large-over-rate_limit-tokens",
+        ),
+        pytest.param(
+            ToolFailure(
+                http_status=429,
+                message="Request too large for gpt-4o on tokens per min (TPM): Limit 30000, "
+                "Requested 31538. The input or output tokens must be reduced. "
+                "'code': 'rate_limit_exceeded'",
+            ),
+            ErrorCode.INVALID_INPUT,
+            "default:message:too_large",
+            id="too_large-over-rate_limit-and-http_429",
+        ),
+        pytest.param(
+            ToolFailure(
+                http_status=429,
+                message="You exceeded your current quota, please check your plan and billing "
+                "details. 'type': 'insufficient_quota'",
+            ),
+            ErrorCode.RATE_LIMITED,
+            "default:message:quota_exhausted",
+            id="quota_exhausted-over-rate_limit",
+        ),
+        pytest.param(
+            ToolFailure(http_status=429, message="The engine is currently overloaded"),
+            ErrorCode.UNAVAILABLE,
+            "default:message:overloaded",
+            id="overloaded-over-http_429",
+        ),
+        pytest.param(
+            ToolFailure(
+                exception_type="requests.exceptions.SSLError",
+                message="[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable "
+                "to get local issuer certificate (_ssl.c:1129)",
+            ),
+            ErrorCode.CONNECTION,
+            "default:message:tls_setup",
+            id="tls_setup-over-exception_type-connection",
+        ),
+        pytest.param(
+            ToolFailure(exception_type="aiohttp.ClientConnectorCertificateError"),
+            ErrorCode.CONNECTION,
+            "default:exception_type:tls_setup",
+            id="exception_type-tls_setup-over-connection",
+        ),
+        pytest.param(
+            ToolFailure(message="getaddrinfo ENOTFOUND api.example.com"),
+            ErrorCode.CONNECTION,
+            "default:message:dns",
+            id="dns-over-not_found",
+        ),
+        pytest.param(
+            ToolFailure(exception_type="requests.exceptions.ConnectTimeout"),
+            ErrorCode.TIMEOUT,
+            "default:exception_type:timeout",
+            id="exception_type-timeout-over-connection",
+        ),
+        pytest.param(
+            ToolFailure(
+                http_status=400,
+                exception_type="botocore.errorfactory.ThrottlingException",
+                message="Rate exceeded",
+            ),
+            ErrorCode.RATE_LIMITED,
+            "default:message:rate_limit",
+            id="rate_limit-over-http_400",
+        ),
+        pytest.param(
+            ToolFailure(http_status=400, exception_type="ThrottlingException"),
+            ErrorCode.RATE_LIMITED,
+            "default:exception_type:rate_limit",
+            id="exception_type-over-http_400",
+        ),
+        pytest.param(
+            ToolFailure(
+                http_status=400,
+                exception_type="botocore.exceptions.ClientError",
+                message="An error occurred (RequestTimeout) when calling the PutObject "
+                "operation: Your socket connection to the server was not read from or "
+                "written to within the timeout period.",
+            ),
+            ErrorCode.TIMEOUT,
+            "default:error_code:timeout",
+            id="quoted_error_code-over-http_400",
+        ),
+        pytest.param(
+            ToolFailure(message="UNIMPLEMENTED: Method not found!"),
+            ErrorCode.UNSUPPORTED,
+            "default:grpc_status:UNIMPLEMENTED",
+            id="grpc_status-over-not_found",
+        ),
+        pytest.param(
+            ToolFailure(
+                message="status = StatusCode.UNAVAILABLE details = "
+                '"failed to connect to all addresses; last error: UNKNOWN"'
+            ),
+            ErrorCode.UNAVAILABLE,
+            "default:grpc_status:UNAVAILABLE",
+            id="first-grpc_status-over-later-UNKNOWN-and-connection",
+        ),
+        pytest.param(
+            ToolFailure(message="<head><title>504 Gateway Time-out</title></head>"),
+            ErrorCode.TIMEOUT,
+            "default:message:timeout",
+            id="timeout-over-unavailable-gateway",
+        ),
+        pytest.param(
+            ToolFailure(message="<head><title>502 Bad Gateway</title></head>"),
+            ErrorCode.UNAVAILABLE,
+            "default:message:unavailable",
+            id="unavailable-over-quoted-http_status",
+        ),
+        pytest.param(
+            ToolFailure(message="Additional properties are not allowed ('x' was unexpected)"),
+            ErrorCode.INVALID_INPUT,
+            "default:message:invalid_parameter",
+            id="invalid_parameter-over-unsupported",
+        ),
+        pytest.param(
+            ToolFailure(message="HTTPSConnectionPool: Read timed out. (read timeout=30)"),
+            ErrorCode.TIMEOUT,
+            "default:message:timeout",
+            id="timeout-word-not-invalid_parameter",
+        ),
+    ],
+)
+def test_a_specific_rule_wins_over_a_generic_one(
+    failure: ToolFailure, code: ErrorCode, rule: str
+) -> None:
+    verdict = classify(failure)
+    assert (verdict.code, verdict.rule) == (code, rule)
+
+
+def test_an_exhausted_quota_is_a_permanent_rate_limit_even_as_a_429() -> None:
+    """Waiting does not refill a quota or a credit balance: the rule carries its own class."""
+    failure = ToolFailure(
+        http_status=429, message="You exceeded your current quota, please check your plan"
+    )
+    verdict = classify(failure)
+    assert (verdict.code, verdict.error_class) == (ErrorCode.RATE_LIMITED, P)
+    assert classify(ToolFailure(http_status=429)).error_class is T
+
+
+def test_a_tls_setup_error_is_a_permanent_connection_error() -> None:
+    """A retry meets the same certificate, or the same plain-HTTP port."""
+    verdict = classify(ToolFailure(message="[SSL: WRONG_VERSION_NUMBER] wrong version number"))
+    assert (verdict.code, verdict.error_class) == (ErrorCode.CONNECTION, P)
+
+
+def test_a_manifest_rule_overrides_the_class_a_default_rule_carries() -> None:
+    rules = (ClassificationRule(T, code=ErrorCode.RATE_LIMITED),)
+    verdict = classify(ToolFailure(message="insufficient_quota"), rules, "search")
+    assert (verdict.code, verdict.error_class, verdict.rule) == (
+        ErrorCode.RATE_LIMITED,
+        T,
+        "manifest:search:classification[0]",
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (409, ErrorCode.UNAVAILABLE),
+        (413, ErrorCode.INVALID_INPUT),
+        (415, ErrorCode.UNSUPPORTED),
+        (423, ErrorCode.UNAVAILABLE),
+        (424, ErrorCode.UNAVAILABLE),
+        (499, ErrorCode.UNKNOWN),
+        (520, ErrorCode.UNAVAILABLE),
+        (522, ErrorCode.TIMEOUT),
+        (524, ErrorCode.TIMEOUT),
+        (529, ErrorCode.UNAVAILABLE),
+        (418, ErrorCode.INVALID_INPUT),
+        (599, ErrorCode.UNKNOWN),
+    ],
+)
+def test_http_statuses_beyond_the_seeds_get_the_code_their_recovery_needs(
+    status: int, code: ErrorCode
+) -> None:
+    verdict = classify(ToolFailure(http_status=status))
+    assert (verdict.code, verdict.rule) == (code, f"default:http_status:{status}")
+
+
+def test_an_exception_type_matches_by_its_short_name_after_the_module_path() -> None:
+    verdict = classify(
+        ToolFailure(exception_type="aiohttp.client_exceptions.ServerDisconnectedError")
+    )
+    assert (verdict.code, verdict.rule) == (
+        ErrorCode.CONNECTION,
+        "default:exception_type:connection",
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "evidence", "rule"),
+    [
+        ("message", "timed out", "default:message:timeout"),
+        ("message", "Rate limit", "default:message:rate_limit"),
+        ("message", " StatusCode.UNAVAILABLE", "default:grpc_status:UNAVAILABLE"),
+        ("message", " 503", "default:message:http_status:503"),
+        ("message", " An error occurred (NoSuchKey)", "default:error_code:not_found"),
+        ("exception_type", "TimedOut", "default:exception_type:timeout"),
+    ],
+)
+def test_only_the_first_searched_chars_are_read(field: str, evidence: str, rule: str) -> None:
+    """Evidence sits at the start of an error message; reading all of a long one would make
+    the decision cost more than its budget. Evidence that ends at the limit is found, one
+    character later it is not."""
+    within = "x" * (SEARCHED_CHARS - len(evidence)) + evidence
+    assert classify(failure_with(field, within)).rule == rule
+    assert classify(failure_with(field, "x" + within)).rule == "default:unknown"
+
+
+def failure_with(field: str, text: str) -> ToolFailure:
+    return ToolFailure(message=text) if field == "message" else ToolFailure(exception_type=text)
+
+
+def tier_texts(failure: ToolFailure) -> list[tuple[str, Tier, str]]:
+    """Each tier, by name, with the text normalize() searches it in."""
+    message = searchable(failure.message)
+    return [
+        ("overriding phrases", OVERRIDING_TIER, message),
+        ("exception type", EXCEPTION_TYPE_TIER, searchable(failure.exception_type)),
+        ("error code", ERROR_CODE_TIER, searchable(service_error_code(failure.message))),
+        ("phrases", PHRASE_TIER, message),
+        ("words", WORD_TIER, message),
+    ]
+
+
+def first_rule_that_occurs(tier: Tier, text: str) -> Classification | None:
+    """What Tier.first_match must return: try every rule in priority order."""
+    found = (v for p, v in zip(tier.patterns, tier.verdicts, strict=True) if p.search(text))
+    return next(found, None) if text else None
+
+
+def test_a_tiers_pattern_finds_a_rule_exactly_when_one_of_its_rules_occurs() -> None:
+    """The combined pattern is a pre-filter: it must not skip a rule, nor find one that is
+    not there (checked for every tier of every failure of the corpus)."""
+    mismatches = [
+        (entry["id"], name)
+        for entry in CORPUS
+        for name, tier, text in tier_texts(failure_of(entry))
+        if (tier.any_rule.search(text) is None) == any(p.search(text) for p in tier.patterns)
+    ]
+    assert mismatches == []
+
+
+CASES: tuple[Callable[[str], str], ...] = (str.lower, str.upper, str.title, str)
+CORPUS_WORDS = sorted({word for entry in CORPUS for word in entry["message"].split()})
+corpus_like = st.lists(
+    st.tuples(st.sampled_from(CORPUS_WORDS), st.sampled_from(CASES)), max_size=12
+).map(lambda words: " ".join(case(word) for word, case in words))
+"""Messages of corpus words, in any order and case: they name several rules at once."""
+LOOKALIKES = (("i", "\u0130"), ("i", "\u0131"), ("s", "\u017f"), ("k", "\u212a"), ("", ""))
+tricky_case = st.lists(
+    st.tuples(st.sampled_from(CORPUS_WORDS), st.sampled_from(LOOKALIKES)), max_size=12
+).map(lambda words: " ".join(word.replace(*lookalike) for word, lookalike in words))
+"""Corpus words with a letter written as one that re.IGNORECASE takes for it and
+str.lower() does not (or, for the Kelvin sign, does): "\u0131nval\u0131d", "\u017flow"."""
+
+
+@given(message=corpus_like | tricky_case)
+def test_a_tier_finds_the_first_rule_in_priority_order_not_the_leftmost(message: str) -> None:
+    for _, tier, text in tier_texts(ToolFailure(message=message, exception_type=message)):
+        assert tier.first_match(text) == first_rule_that_occurs(tier, text)
+
+
+@given(text=corpus_like | tricky_case)
+def test_lowercase_patterns_on_the_searchable_text_match_as_ignorecase_would(text: str) -> None:
+    """The rules were written for re.IGNORECASE, which makes every search several times
+    slower; searchable() must lowercase exactly as it compares."""
+    for tier in (OVERRIDING_TIER, EXCEPTION_TYPE_TIER, PHRASE_TIER, WORD_TIER):
+        for pattern in (*tier.patterns, tier.any_rule):
+            ignoring_case = re.search(pattern.pattern, text, re.IGNORECASE)
+            assert (pattern.search(searchable(text)) is None) == (ignoring_case is None)
+
+
+@pytest.mark.parametrize(
+    "alternative", ["(?:lost|closed) connection", "[ab]c", "s?low", "tools?(s)"]
+)
+def test_an_alternative_must_start_with_a_literal_and_capture_nothing(alternative: str) -> None:
+    """A tier's pattern is fast only when the engine can skip to each alternative's first
+    character, and it tells the rule that matched by the groups it adds itself."""
+    with pytest.raises(ValueError, match="must start with a word character"):
+        rule("x", (alternative,), ErrorCode.UNKNOWN)
