@@ -1,54 +1,40 @@
-"""Tool inputs are redacted before anything is stored or logged."""
+"""Secrets are masked before a report is decided on, stored, logged or answered.
+
+Three things mask a value, each with a marker that says why, ``[REDACTED:<kind>]``:
+
+- its key's name (``api_key``, ``X-Auth-Token``, ``password``): the whole value;
+- a manifest's dotted ``redact`` path: the whole value, kind ``manifest``;
+- a credential in any string (a token, a key, a JWT, a password in a URL or in
+  ``key=value`` text, a PEM block, a long random string): only the credential, so
+  ``postgres://app:[REDACTED:password]@db/flights`` stays readable.
+
+Redaction is deterministic and idempotent, and gives back the very object it was given
+when nothing is masked, so that a clean report allocates nothing.
+
+This module is the way in; the work is done in ``errord.decide.secrets``, one concept a
+module: ``markers``, ``keys`` (secret key names), ``formats``, ``labelled`` and
+``entropy`` (three ways to find a credential in text), ``text`` (masking what they
+find), ``json_values``, ``manifest_paths`` and ``reports``.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from errord.decide.secrets.entropy import looks_random
+from errord.decide.secrets.json_values import redact_json
+from errord.decide.secrets.keys import is_secret_key, key_kind
+from errord.decide.secrets.markers import MANIFEST, MARKER_PREFIX, marker
+from errord.decide.secrets.reports import redact, redact_report
+from errord.decide.secrets.text import redact_text
 
-from errord.decide.model import JSONValue
-
-REDACTED = "[REDACTED]"
-SECRET_WORDS = re.compile(
-    r"passw(or)?d|passphrase|secret|token|apikey|authorization|credential|privatekey|"
-    r"accesskey|cookie|sessionid"
-)
-
-
-def redact(arguments: Mapping[str, JSONValue], paths: Iterable[str] = ()) -> dict[str, JSONValue]:
-    """A copy of ``arguments`` with secret-looking keys and the dotted ``paths`` masked.
-
-    A path names nested keys (``passenger.passport``); lists are traversed, so
-    ``passengers.passport`` masks the key in every element.
-    """
-    masked = _mask_secrets(arguments)
-    assert isinstance(masked, dict)
-    for path in paths:
-        _mask_path(masked, path.split("."))
-    return masked
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether a key names a secret: ``api_key``, ``X-Auth-Token``, ``password``..."""
-    return SECRET_WORDS.search(re.sub(r"[^a-z0-9]", "", key.lower())) is not None
-
-
-def _mask_secrets(value: JSONValue) -> JSONValue:
-    if isinstance(value, Mapping):
-        return {
-            key: REDACTED if is_secret_key(str(key)) else _mask_secrets(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_mask_secrets(item) for item in value]
-    return value
-
-
-def _mask_path(value: JSONValue, keys: list[str]) -> None:
-    if isinstance(value, list):
-        for item in value:
-            _mask_path(item, keys)
-    elif isinstance(value, dict) and keys[0] in value:
-        if len(keys) == 1:
-            value[keys[0]] = REDACTED
-        else:
-            _mask_path(value[keys[0]], keys[1:])
+__all__ = [
+    "MANIFEST",
+    "MARKER_PREFIX",
+    "is_secret_key",
+    "key_kind",
+    "looks_random",
+    "marker",
+    "redact",
+    "redact_json",
+    "redact_report",
+    "redact_text",
+]

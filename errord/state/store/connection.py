@@ -77,6 +77,7 @@ async def _configure(db: aiosqlite.Connection, path: Path) -> None:
         raise StoreError(f"{path}: cannot use WAL journal mode (got {mode!r})")
     await pragma(db, "synchronous = FULL")
     await pragma(db, "foreign_keys = ON")
+    await pragma(db, "secure_delete = ON")  # deleted rows are zeroed, not left in free pages
     await pragma(db, f"busy_timeout = {BUSY_TIMEOUT_MS}")
 
 

@@ -1,0 +1,1 @@
+"""The parts of tool-call argument validation that ``errord.decide.validate`` puts together."""

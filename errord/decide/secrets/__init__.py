@@ -1,0 +1,1 @@
+"""Secrets found and masked in tool-call reports; ``errord.decide.redact`` is the way in."""
