@@ -66,8 +66,11 @@ async def serve(
             settings.db, clock, state, on_commit=lambda events: committed(feed, events)
         ) as store:
             engine = Engine(
-                default_policy(random.Random(), settings.retry_budget()),
+                default_policy(
+                    random.Random(), settings.retry_budget(), settings.model_corrections
+                ),
                 turn_deadline=settings.turn_deadline_seconds,
+                message_format=settings.message_format,
             )
             handler = ErrorHandler(engine, store, state, manifests, clock)
             # What start-up built (modules, manifests, the loaded state) lives as long as

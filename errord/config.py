@@ -15,6 +15,10 @@
 
     turn_deadline_seconds = 300.0       # a turn's deadline when BeginTurn gives none
 
+    # Errors the model caused go back to it this many times per call, then escalate.
+    model_corrections = 2
+    llm_message_format = "text"         # "text" (seed 002's block) or "json" (seed 003's fields)
+
     # Retries one turn's calls may be granted in all; no budget when neither is set.
     turn_retry_budget = 10              # at most this many
     turn_retry_budget_share = 1.0       # at most this many per call of the turn, rounded up
@@ -40,6 +44,7 @@ from typing import Any
 
 from errord.alerts import AlertThresholds
 from errord.decide.model import RetryBudget
+from errord.decide.model_message import MessageFormat
 from errord.errors import ConfigError
 from errord.manifests.model import MAX_COOLDOWN, BreakerPolicy
 
@@ -61,6 +66,9 @@ ALERT_SETTINGS = {
 }
 """Each record attribute's setting, to name it in errors."""
 TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d{1,5})$")
+
+
+MAX_MODEL_CORRECTIONS = 10
 
 
 def default_db_path() -> Path:
@@ -116,6 +124,10 @@ class Settings:
     """Retries one turn's calls may be granted in all; None for no count."""
     turn_retry_budget_share: float | None = None
     """Retries per call of a turn, rounded up; None for no share."""
+    model_corrections: int = 2
+    """Times per call a failure the model caused goes back to it before ESCALATE."""
+    llm_message_format: str = "text"
+    """How llm_message is laid out: text or json."""
 
     def __post_init__(self) -> None:
         problem = check_listen(self.listen)
@@ -144,6 +156,15 @@ class Settings:
             raise ConfigError("shutdown_grace_seconds: must not be negative")
         if self.log_level.lower() not in LOG_LEVELS:
             raise ConfigError(f"log_level: expected one of {', '.join(LOG_LEVELS)}")
+        if not 0 <= self.model_corrections <= MAX_MODEL_CORRECTIONS:
+            raise ConfigError(f"model_corrections: must be from 0 to {MAX_MODEL_CORRECTIONS}")
+        formats = [layout.value for layout in MessageFormat]
+        if self.llm_message_format not in formats:
+            raise ConfigError(f"llm_message_format: expected one of {', '.join(formats)}")
+
+    @property
+    def message_format(self) -> MessageFormat:
+        return MessageFormat(self.llm_message_format)
 
     def breaker_defaults(self) -> BreakerPolicy:
         return BreakerPolicy(
@@ -214,6 +235,8 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "turn_deadline_seconds": (int, float),
         "turn_retry_budget": (int,),
         "turn_retry_budget_share": (int, float),
+        "model_corrections": (int,),
+        "llm_message_format": (str,),
     }
     where = f"{path}:{line_of(text, key)}"
     if key not in types:

@@ -90,8 +90,12 @@ class TurnClosed(ErrordError):
 class ToolNotFound(ErrordError):
     """A tool with no manifest that errord has never seen a report of."""
 
-    def __init__(self, tool: str) -> None:
-        super().__init__(f"no tool {tool!r}: it has no manifest and errord has no report of it")
+    def __init__(self, tool: str, closest: Sequence[str] | None = None) -> None:
+        if closest is None:
+            super().__init__(f"no tool {tool!r}: it has no manifest and errord has no report of it")
+        else:
+            known = f"; tools with one: {', '.join(closest)}" if closest else ""
+            super().__init__(f"no manifest for tool {tool!r}{known}")
 
 
 class WatcherFellBehind(ErrordError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeAlias, TypeVar, cast
 
@@ -21,7 +21,8 @@ from msgspec import structs
 
 from errord.clock import Clock
 from errord.decide import breaker as breakers
-from errord.decide.engine import Engine
+from errord.decide.correction import closest_tools
+from errord.decide.engine import CallCheck, Engine
 from errord.decide.events import (
     BreakerChanged,
     EventDetail,
@@ -37,7 +38,9 @@ from errord.decide.model import (
     CallProgress,
     CallStatus,
     Decision,
+    DefaultValue,
     FailureReport,
+    JSONValue,
     Outcome,
     OutcomeReport,
     PlannedCall,
@@ -46,7 +49,7 @@ from errord.decide.model import (
     TurnSummary,
 )
 from errord.decide.reconcile import HeldResult, Reconciliation, Synthesized, ToolCall, reconcile
-from errord.decide.redact import redact
+from errord.decide.redact import redact, redact_json, redact_report
 from errord.decide.summary import summarize
 from errord.errors import (
     FieldViolation,
@@ -100,6 +103,7 @@ class ErrorHandler:
         Raises ReportConflict when the same key was recorded with a different error,
         StoreError when the decision could not be committed.
         """
+        report = self._redacted(report)
         held = await self._hold(report)
         try:
             answer = self._answer_failure(report)
@@ -115,6 +119,7 @@ class ErrorHandler:
         transaction; for a report refused, the error it was refused with. Not atomic: each
         report is recorded or refused on its own.
         """
+        reports = [self._redacted(report) for report in reports]
         # All read back before any is decided: no await may come between the two.
         held = await self._hold(*reports)
         try:
@@ -146,10 +151,7 @@ class ErrorHandler:
             raise InvalidRequest(
                 [FieldViolation("deadline", f"must be in the future, got {deadline.isoformat()}")]
             )
-        plan = tuple(
-            structs.replace(call, arguments=redact(call.arguments, self._redacted(call.tool)))
-            for call in plan
-        )
+        plan = tuple(self._redacted_call(call) for call in plan)
         held = await self._hold_turn(turn_id)
         try:
             began = self._state.turns.view(turn_id)
@@ -177,8 +179,23 @@ class ErrorHandler:
             return await self._recorded(EventKind.TURN_BEGAN, turn_id)
         return unit.events[-1], False
 
-    def _redacted(self, tool: str) -> tuple[str, ...]:
+    def _redaction_paths(self, tool: str) -> tuple[str, ...]:
         return self.manifests.manifest_for(tool)[0].redact
+
+    def _redacted_call(self, call: PlannedCall) -> PlannedCall:
+        default = call.default
+        if default is not None:
+            default = DefaultValue(redact_json(default.value))
+        return structs.replace(
+            call,
+            arguments=redact(call.arguments, self._redaction_paths(call.tool)),
+            default=default,
+        )
+
+    def _redacted(self, report: FailureReport) -> FailureReport:
+        """``report`` as it may be stored, logged and decided on: secrets masked (errord.
+        decide.redact), so that a repeat compares equal to what was recorded."""
+        return redact_report(report, self._redaction_paths(report.tool))
 
     async def end_turn(self, turn_id: str) -> tuple[TurnSummary, bool]:
         """Close ``turn_id``; its summary, and True if it was closed before (the summary
@@ -250,6 +267,15 @@ class ErrorHandler:
                 call, fates.get(call.call_id), progress.get(call.call_id), out_of_time
             ),
         )
+
+    def validate_call(self, tool: str, arguments: Mapping[str, JSONValue]) -> CallCheck:
+        """``arguments`` checked against ``tool``'s JSON Schema; nothing is recorded.
+
+        Raises ToolNotFound for a tool with no manifest.
+        """
+        if tool not in self.manifests:
+            raise ToolNotFound(tool, closest_tools(tool, self.manifests.names))
+        return self._engine.check_call(tool, arguments, self.manifests)
 
     async def report_outcome(self, report: OutcomeReport) -> tuple[TraceEvent, bool]:
         """Record how an attempt ended; True if it was recorded before.

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from errord.decide.engine import Engine
 from errord.decide.model import RetryBudget
+from errord.decide.model_message import MessageFormat
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
 from errord.manifests.snapshot import ManifestSnapshot
@@ -18,7 +19,12 @@ from tests.fakes import FakeClock, FixedJitter
 class Harness:
     """A handler over a store in one directory; ``restart`` reopens both, as a new daemon."""
 
-    def __init__(self, path: Path, manifests: ManifestSnapshot | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        manifests: ManifestSnapshot | None = None,
+        message_format: MessageFormat = MessageFormat.TEXT,
+    ) -> None:
         self.db = path / "errord.db"
         self.manifests = manifests or ManifestSnapshot()
         self.clock = FakeClock()
@@ -26,11 +32,16 @@ class Harness:
         self.capacity = 100_000
         self.budget: RetryBudget | None = None
         """The turns' retry budget; None for none."""
+        self.message_format = message_format
 
     async def start(self) -> ErrorHandler:
         self.state = Projections(self.capacity)
         self.store = await Store.open(self.db, self.clock, self.state)
-        engine = Engine(default_policy(FixedJitter(), self.budget), new_id=lambda: next(self.ids))
+        engine = Engine(
+            default_policy(FixedJitter(), self.budget),
+            new_id=lambda: next(self.ids),
+            message_format=self.message_format,
+        )
         self.handler = ErrorHandler(engine, self.store, self.state, self.manifests, self.clock)
         return self.handler
 

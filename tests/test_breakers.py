@@ -92,7 +92,7 @@ async def test_consecutive_transient_failures_open_the_breaker_and_stop_retries(
     assert third.reason.startswith(
         "No retry: the circuit breaker of search is open; it half-opens in 30000 ms"
     )
-    assert third.user_message == "search is temporarily unavailable; trying another way."
+    assert third.user_message == "Search is temporarily unavailable; trying another way."
     later = await decide(harness.handler, failure("later"))
     assert later.action is Action.USE_ALTERNATIVE
     assert await breaker_changes(harness) == [("search", BreakerChange.OPENED)]
@@ -130,7 +130,7 @@ async def test_alternatives_with_an_open_breaker_are_skipped(harness: Harness) -
         "circuit breaker), escalating."
     )
     assert decision.user_message == (
-        "search is temporarily unavailable; please try again in a little while."
+        "Search is temporarily unavailable; please try again in a little while."
     )
 
 

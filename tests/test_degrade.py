@@ -44,7 +44,7 @@ async def test_a_partial_result_is_used_when_the_tool_accepts_it(tmp_path: Path)
     assert decision.reason.endswith("continuing with the partial result pages returned.")
     assert "Use what it returned, and say that it may be incomplete." in decision.llm_message
     assert decision.user_message == (
-        "pages returned only part of its results; continuing with what it found."
+        "Pages returned only part of its results; continuing with those."
     )
 
 
@@ -82,7 +82,7 @@ async def test_an_optional_tool_is_skipped(tmp_path: Path) -> None:
     decision = await decide(tmp_path, ToolManifest(name="ads", optional=True), PERMANENT)
     assert decision.action is Action.SKIP
     assert decision.reason.endswith("the call is optional, so it is skipped.")
-    assert decision.user_message == "ads is unavailable; continuing without it."
+    assert decision.user_message == "Ads is unavailable; continuing without it."
 
 
 async def test_an_alternative_comes_first_then_partial_then_default_then_skip(

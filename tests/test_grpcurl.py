@@ -68,6 +68,7 @@ def test_grpcurl_lists_the_service_with_health_and_reflection(errord: DaemonProc
         "ReportFailures",
         "ReportOutcome",
         "ReconcileResults",
+        "ValidateCall",
         "GetTurnTrace",
         "WatchTrace",
     )
@@ -115,7 +116,7 @@ def test_grpcurl_timeout_report_gets_a_transient_retry(errord: DaemonProcess) ->
     assert decision["attempts_left"] == 4
     assert decision["default_policy"] is True
     assert "Connection timeout after 30s" in decision["llm_message"]
-    assert decision["user_message"] == "flight_search hit a temporary problem; trying again."
+    assert decision["user_message"] == "Flight search is taking too long; trying again."
 
 
 def test_grpcurl_401_report_is_permanent_and_escalated(errord: DaemonProcess) -> None:
@@ -239,3 +240,33 @@ def test_grpcurl_a_planned_turn_from_begin_to_end(errord: DaemonProcess) -> None
     )
     assert summary["calls"][1]["detail"] == "attempt 1 of hotel_search failed; decided ESCALATE"
     assert summary["calls"][1]["decisions"][0]["decision_id"] == decision["decision_id"]
+
+
+def test_grpcurl_an_error_the_model_caused_goes_back_to_it(errord: DaemonProcess) -> None:
+    decision = report(
+        errord,
+        turn_id="turn-6",
+        tool="document_search",
+        error={"message": "The 'query' parameter is required"},
+    )
+    assert decision["action"] == "RECOVERY_ACTION_RETURN_TO_MODEL"
+    assert decision["classification"]["code"] == "ERROR_CODE_INVALID_INPUT"
+    assert decision["correction"] == {
+        "type": "missing_parameter",
+        "message": "The 'query' parameter is required",
+        "parameter": "query",
+        "retry_hint": "Call document_search again with 'query' corrected. If the user did not "
+        "give the information it needs, ask them for it.",
+        "corrections_left": 1,
+    }
+    assert decision["llm_message"].startswith(
+        "Tool Execution Failed\nTool: document_search\nError Type: missing_parameter\n"
+    )
+    with pytest.raises(GrpcurlFailed) as unknown:
+        grpcurl(
+            errord.address,
+            f"{SERVICE}/ValidateCall",
+            data={"tool": "flight_search", "arguments": {"origin": "SFO"}},
+        )
+    assert "Code: NotFound" in str(unknown.value)
+    assert "no manifest for tool 'flight_search'" in str(unknown.value)

@@ -146,8 +146,8 @@ async def test_arguments_are_redacted_before_they_are_stored(daemon: Harness) ->
     assert isinstance(event.detail, FailureEvent)
     assert event.detail.report.arguments == {
         "origin": "SFO",
-        "api_key": "[REDACTED]",
-        "passenger": {"passport": "[REDACTED]", "name": "Ann"},
+        "api_key": "[REDACTED:api_key]",
+        "passenger": {"passport": "[REDACTED:manifest]", "name": "Ann"},
     }
 
 
@@ -167,8 +167,8 @@ async def test_a_tool_the_model_made_up_is_told_which_tools_exist(daemon: Harnes
     handler = await daemon.start()
     error = ToolFailure(code=ErrorCode.TOOL_NOT_FOUND, message="no tool named fligth_search")
     decision, _ = await handler.report_failure(failure(tool="fligth_search", error=error))
-    assert decision.action is Action.ESCALATE
-    assert "Available tools: flight_backup, flight_search." in decision.llm_message
+    assert decision.action is Action.RETURN_TO_MODEL
+    assert "Available Tools: flight_search, flight_backup" in decision.llm_message
 
 
 async def test_outcomes_are_recorded_in_order_with_failures(daemon: Harness) -> None:
@@ -214,14 +214,14 @@ PING_PONG = ManifestSnapshot(
         ToolManifest(name="search_b", alternatives=("search_a",)),
     ]
 )
-INVALID = ToolFailure(code=ErrorCode.INVALID_INPUT, message="bad query")
+GONE = ToolFailure(code=ErrorCode.NOT_FOUND, message="no such index")
 
 
 async def test_alternatives_that_point_at_each_other_do_not_loop(daemon: Harness) -> None:
     daemon.manifests = PING_PONG
     handler = await daemon.start()
-    first, _ = await handler.report_failure(failure(tool="search_a", error=INVALID))
-    second, _ = await handler.report_failure(failure(tool="search_b", error=INVALID))
+    first, _ = await handler.report_failure(failure(tool="search_a", error=GONE))
+    second, _ = await handler.report_failure(failure(tool="search_b", error=GONE))
     assert (first.action, first.alternative_tool) == (Action.USE_ALTERNATIVE, "search_b")
     assert second.action is Action.ESCALATE
 
@@ -231,9 +231,9 @@ async def test_alternatives_that_failed_before_a_restart_are_not_offered_again(
 ) -> None:
     daemon.manifests = PING_PONG
     handler = await daemon.start()
-    await handler.report_failure(failure(tool="search_a", error=INVALID))
+    await handler.report_failure(failure(tool="search_a", error=GONE))
     handler = await daemon.restart()
-    after_restart, _ = await handler.report_failure(failure(tool="search_b", error=INVALID))
+    after_restart, _ = await handler.report_failure(failure(tool="search_b", error=GONE))
     assert after_restart.action is Action.ESCALATE
 
 
@@ -243,7 +243,7 @@ async def test_a_repeated_key_with_a_different_error_is_a_conflict(daemon: Harne
     with pytest.raises(
         ReportConflict, match=r"already recorded with a different error \(TIMEOUT\)"
     ):
-        await handler.report_failure(failure(error=INVALID))
+        await handler.report_failure(failure(error=GONE))
     assert len(await handler.turn_trace("turn")) == 2  # the turn began, the first report
 
 

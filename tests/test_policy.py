@@ -179,10 +179,10 @@ def test_retry_after_counts_against_the_total_retry_time() -> None:
     assert decide(failure=failure, attempt=2, spent=1.3)[0] is Action.ESCALATE
 
 
-def test_invalid_airport_code_is_permanent_and_never_retried() -> None:
+def test_invalid_airport_code_is_permanent_and_goes_back_to_the_model() -> None:
     failure = ToolFailure(code=ErrorCode.INVALID_INPUT, message="Invalid airport code: XYZ")
     action, _, reason = decide(failure=failure, attempt=1)
-    assert action is Action.ESCALATE
+    assert action is Action.RETURN_TO_MODEL  # the model's own argument: no retry, no alternative
     assert "the error is permanent (INVALID_INPUT)" in reason
 
 

@@ -60,7 +60,7 @@ async def test_a_retry_that_could_end_after_the_default_deadline_is_refused(
         "the turn goes on with the results it has."
     )
     assert "could not finish before the turn's deadline" in late.llm_message
-    assert late.user_message == "lookup could not finish in time; continuing without it."
+    assert late.user_message == "Lookup couldn't finish in time; continuing without it."
     harness.clock.advance(31.0)
     past, _ = await harness.handler.report_failure(failure("c"))
     assert past.reason.startswith("No retry: the turn's deadline has passed")

@@ -192,7 +192,7 @@ async def test_a_required_call_that_cannot_run_escalates(harness: Harness) -> No
         "escalating. Calls waiting on it: B blocked (required, no default)."
     )
     assert decision.user_message == (
-        "geocode is unavailable, and other steps of this request cannot go on without it."
+        "Geocode is unavailable, and other steps of this request can't go on without it."
     )
     summary, _ = await harness.handler.end_turn("t")
     assert [(c.status, c.blocked_by) for c in summary.calls] == [

@@ -18,6 +18,7 @@ from msgspec import structs
 
 from errord.decide import breaker as breakers
 from errord.decide.classify import classify
+from errord.decide.correction import argument_correction, correction_for, problems_of
 from errord.decide.events import (
     BreakerChanged,
     EventDetail,
@@ -25,7 +26,7 @@ from errord.decide.events import (
     OutcomeEvent,
     TurnBegan,
 )
-from errord.decide.messages import compose, consequence_reasons
+from errord.decide.messages import compose, consequence_reasons, correction_message
 from errord.decide.model import (
     CLOSED_BREAKER,
     Action,
@@ -33,16 +34,21 @@ from errord.decide.model import (
     BreakerState,
     CallProgress,
     CallStatus,
+    Correction,
     Decision,
     DefaultValue,
     ErrorClass,
+    ErrorCode,
     FailureReport,
+    JSONValue,
     Outcome,
     OutcomeReport,
+    ParameterProblem,
     PlannedCall,
     Probe,
     RetryBudget,
 )
+from errord.decide.model_message import MessageFormat
 from errord.decide.plan import Waiting, waiting_on
 from errord.decide.policy import (
     BreakerPart,
@@ -55,7 +61,7 @@ from errord.decide.policy import (
     Verdict,
     probe_role,
 )
-from errord.decide.redact import redact
+from errord.decide.validate import CallValidator
 from errord.manifests.model import ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
 
@@ -67,6 +73,9 @@ class CallHistory(Protocol):
 
     @property
     def failed_tools(self) -> frozenset[str]: ...
+
+    @property
+    def corrections(self) -> int: ...
 
 
 class TurnHistory(Protocol):
@@ -103,6 +112,21 @@ def no_breakers(tool: str) -> BreakerState | None:
 
 
 @dataclass(frozen=True, slots=True)
+class CallCheck:
+    """A call's arguments, checked before it runs."""
+
+    checked: bool
+    """False when the tool has no JSON Schema: every call is valid then."""
+    correction: Correction | None = None
+    """What the model must correct; None for a valid call."""
+    llm_message: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.correction is None
+
+
+@dataclass(frozen=True, slots=True)
 class Decided:
     """A decision and the events that record it, in order."""
 
@@ -127,9 +151,11 @@ class Engine:
         *,
         new_id: Callable[[], str] = new_decision_id,
         turn_deadline: float = DEFAULT_TURN_DEADLINE,
+        message_format: MessageFormat = MessageFormat.TEXT,
     ) -> None:
         self._policy = policy
         self._new_id = new_id
+        self._message_format = message_format
         self._turn_deadline = timedelta(seconds=turn_deadline)
         """How long a turn begun by its first report has (seed 004 section 4.2)."""
 
@@ -142,8 +168,9 @@ class Engine:
         now: datetime,
         breaker_of: BreakerViews = no_breakers,
     ) -> Decided:
-        """The decision on ``report``, given what its call and turn went through so far
-        and the breakers of its tool and the tool's alternatives."""
+        """The decision on ``report`` (redacted already: errord.decide.redact.redact_report),
+        given what its call and turn went through so far and the breakers of its tool and
+        the tool's alternatives."""
         manifest, is_default = manifests.manifest_for(report.tool)
         classification = classify(report.error, manifest.classification, report.tool)
         stepped = breakers.on_failure(
@@ -154,6 +181,7 @@ class Engine:
             attempt=(report.turn_id, report.call_id, report.attempt),
         )
         failed = call.failed_tools if call is not None else frozenset()
+        validator = manifests.validators.for_tool(report.tool)
         context = DecisionContext(
             report=report,
             classification=classification,
@@ -162,15 +190,18 @@ class Engine:
                 is_default,
                 manifests.names,
                 {tool: manifests.manifest_for(tool)[0].timeout for tool in manifest.alternatives},
+                validator,
             ),
             call=CallPart(
                 retry_time_spent=call.delay_granted(report.tool) if call is not None else 0.0,
                 failed_tools=failed | {report.tool},
+                corrections=call.corrections if call is not None else 0,
             ),
             turn=_turn_part(report, turn),
             now=now,
             breaker=BreakerPart(stepped.state, _open_tools(manifest.alternatives, breaker_of, now)),
             plan=_plan_part(report.call_id, manifest, turn, manifests),
+            problems=_problems(report, classification.code, validator),
         )
         verdict = self._policy.decide(context)
         decision = self._decision(context, verdict, manifests)
@@ -179,13 +210,12 @@ class Engine:
             decision = structs.replace(
                 decision, breaker=breakers.with_probe(stepped.state, probe), probe=True
             )
-        recorded = structs.replace(report, arguments=redact(report.arguments, manifest.redact))
         return Decided(
             decision,
             (
                 *self._beginning(report.turn_id, turn, now),
                 *_transitions(report.tool, report.turn_id, stepped),
-                FailureEvent(report=recorded, decision=decision),
+                FailureEvent(report=report, decision=decision),
             ),
         )
 
@@ -212,6 +242,25 @@ class Engine:
             OutcomeEvent(report=report, breaker=None if stepped.state == before else stepped.state),
         )
 
+    def check_call(
+        self, tool: str, arguments: Mapping[str, JSONValue], manifests: ManifestSnapshot
+    ) -> CallCheck:
+        """``arguments`` checked against ``tool``'s JSON Schema before the call runs (seed
+        001 "Parameter Validation"); the tool must have a manifest."""
+        validator = manifests.validators.for_tool(tool)
+        if validator is None:
+            return CallCheck(checked=False)
+        problems = problems_of(validator, arguments)
+        if not problems:
+            return CallCheck(checked=True)
+        manifest = manifests.manifest_for(tool)[0]
+        correction = argument_correction(tool, manifest.parameters, validator, problems, "")
+        return CallCheck(
+            checked=True,
+            correction=correction,
+            llm_message=correction_message(tool, correction, self._message_format),
+        )
+
     def default_deadline(self, now: datetime) -> datetime:
         """The deadline of a turn begun at ``now`` without one."""
         return now + self._turn_deadline
@@ -227,7 +276,10 @@ class Engine:
     def _decision(
         self, context: DecisionContext, verdict: Verdict, manifests: ManifestSnapshot
     ) -> Decision:
-        messages = compose(context, verdict)
+        correction = None
+        if verdict.action is Action.RETURN_TO_MODEL or verdict.corrections_spent:
+            correction = correction_for(context, verdict.corrections_left)
+        messages = compose(context, verdict, correction, self._message_format)
         report = context.report
         return Decision(
             decision_id=self._new_id(),
@@ -255,6 +307,7 @@ class Engine:
                 if verdict.action is Action.USE_DEFAULT and context.plan.default
                 else None
             ),
+            correction=correction,
         )
 
 
@@ -269,6 +322,20 @@ def _turn_part(report: FailureReport, turn: TurnHistory | None) -> TurnPart:
         deadline=turn.deadline,
         retry_budget=turn.retry_budget,
     )
+
+
+ARGUMENT_CODES = frozenset({ErrorCode.INVALID_INPUT, ErrorCode.SCHEMA_VIOLATION})
+"""Codes of failures whose reported arguments errord checks against the tool's schema."""
+
+
+def _problems(
+    report: FailureReport, code: ErrorCode, validator: CallValidator | None
+) -> tuple[ParameterProblem, ...]:
+    """How the reported arguments break the tool's schema, for a failure that says they
+    may be invalid."""
+    if validator is None or code not in ARGUMENT_CODES or not report.arguments:
+        return ()
+    return problems_of(validator, report.arguments)
 
 
 def _plan_part(

@@ -81,7 +81,22 @@ class OutcomeEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.OUTCOME.valu
     """The tool's circuit breaker after this outcome, when the outcome changed it."""
 
 
-class TurnBegan(_Event, frozen=True, tag=EventKind.TURN_BEGAN.value):
+class _OfATurn:
+    """A turn event names its turn and no call; the turn is its key (one of each kind)."""
+
+    __slots__ = ()
+    turn_id: str
+
+    @property
+    def call(self) -> None:
+        return None
+
+    @property
+    def dedup_key(self) -> tuple[str]:
+        return (self.turn_id,)
+
+
+class TurnBegan(_Event, _OfATurn, frozen=True, tag=EventKind.TURN_BEGAN.value):
     """A turn began: with BeginTurn, or with its first report when the executor did not
     begin it explicitly."""
 
@@ -96,29 +111,13 @@ class TurnBegan(_Event, frozen=True, tag=EventKind.TURN_BEGAN.value):
     plan: tuple[PlannedCall, ...] = ()
     """The calls the turn will make and what they depend on; empty when not given."""
 
-    @property
-    def call(self) -> None:
-        return None
 
-    @property
-    def dedup_key(self) -> tuple[str]:
-        return (self.turn_id,)
-
-
-class TurnEnded(_Event, frozen=True, tag=EventKind.TURN_ENDED.value):
+class TurnEnded(_Event, _OfATurn, frozen=True, tag=EventKind.TURN_ENDED.value):
     """EndTurn closed a turn; how it ended."""
 
     kind = EventKind.TURN_ENDED
     turn_id: str
     summary: TurnSummary
-
-    @property
-    def call(self) -> None:
-        return None
-
-    @property
-    def dedup_key(self) -> tuple[str]:
-        return (self.turn_id,)
 
 
 class BreakerChanged(_Event, frozen=True, tag=EventKind.BREAKER.value):

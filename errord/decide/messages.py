@@ -12,7 +12,7 @@ plain and free of internals.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -21,12 +21,13 @@ from msgspec import structs
 from errord.decide.model import (
     Action,
     Consequence,
+    Correction,
     ErrorClass,
     ErrorCode,
-    JSONValue,
     Refusal,
     RefusalKind,
 )
+from errord.decide.model_message import MessageFormat, ModelMessage, render
 from errord.decide.policy import (
     DecisionContext,
     Verdict,
@@ -34,6 +35,7 @@ from errord.decide.policy import (
     requested_delay,
     too_slow,
 )
+from errord.decide.summary import label
 
 ECHOED_ERROR_LENGTH = 2_000
 """Characters of the tool's error message repeated in the model's and the log's text."""
@@ -121,39 +123,68 @@ REASONS: dict[tuple[Action, str], str] = {
     ),
 }
 """The decision's reason, keyed on the action and on a detail of it (``reason_detail``)."""
+REASONS[(Action.RETURN_TO_MODEL, "")] = (
+    "No retry: {refusal}; the model caused it, so it gets the error back to correct its "
+    "call ({correction_number} of {correction_limit})."
+)
+REASONS[(Action.ESCALATE, "corrections")] = (
+    "No retry: {refusal}; the model already had its {correction_limit} corrections of this "
+    "call, escalating."
+)
 
 DEFAULT_POLICY_NOTE = " {tool} has no manifest; the default policy applied."
 
-_TRANSIENT = "{tool} is failing for now; do not call it again in this turn.\n"
-_PERMANENT = "Retrying cannot fix this; do not call {tool} again with these arguments.\n"
-_CALLER = (
-    "{schema_hints}Retrying the same call will fail again. Correct the arguments and call "
-    "{tool} again, or ask the user for the missing information."
+_TRANSIENT = "Do not call {tool} again in this turn."
+_PERMANENT = "Retrying cannot fix this; do not call {tool} again with these arguments."
+_SWITCH = " Use {alternative} instead, with equivalent arguments."
+_GO_ON = " Continue without its result if you can, or tell the user it is unavailable."
+_CORRECT = (
+    "Your call to {tool} was invalid, and the same call would fail again. Correct it and "
+    "call {tool} again{corrections_clause}."
 )
-_SWITCH = "Use {alternative} instead, with equivalent arguments."
-_GO_ON = "Continue without its result if you can, or tell the user it is unavailable."
-_UNKNOWN_TOOL = (
-    "There is no tool named {tool}. Available tools: {known_tools}.\n"
-    "Call one of the available tools instead."
+_NO_MORE_CORRECTIONS = (
+    "Your call to {tool} was invalid again, and this call may not be corrected any more. "
+    "Do not call {tool} again in this turn; tell the user what information is missing or "
+    "wrong."
 )
+_UNKNOWN_TOOL = "There is no tool named {tool}. Call one of the available tools instead."
 
 LLM_GUIDANCE: dict[tuple[Action, Cause], str] = {
     (Action.RETRY, Cause.TRANSIENT): (
         "The call will be retried as it is in {delay_ms} ms (attempt {next_attempt}); "
         "do not change it."
     ),
+    (Action.RETURN_TO_MODEL, Cause.CALLER): _CORRECT,
+    (Action.RETURN_TO_MODEL, Cause.PERMANENT): _CORRECT,
+    (Action.RETURN_TO_MODEL, Cause.UNKNOWN_TOOL): _UNKNOWN_TOOL,
     (Action.USE_ALTERNATIVE, Cause.TRANSIENT): _TRANSIENT + _SWITCH,
     (Action.USE_ALTERNATIVE, Cause.PERMANENT): _PERMANENT + _SWITCH,
     (Action.USE_ALTERNATIVE, Cause.AUTH): _PERMANENT + _SWITCH,
-    (Action.USE_ALTERNATIVE, Cause.CALLER): _CALLER + "\n" + _SWITCH,
-    (Action.USE_ALTERNATIVE, Cause.UNKNOWN_TOOL): "There is no tool named {tool}.\n" + _SWITCH,
+    (Action.USE_ALTERNATIVE, Cause.CALLER): _PERMANENT + _SWITCH,
+    (Action.USE_ALTERNATIVE, Cause.UNKNOWN_TOOL): _SWITCH.strip(),
     (Action.ESCALATE, Cause.TRANSIENT): _TRANSIENT + _GO_ON,
     (Action.ESCALATE, Cause.PERMANENT): _PERMANENT + _GO_ON,
     (Action.ESCALATE, Cause.AUTH): _PERMANENT + _GO_ON,
-    (Action.ESCALATE, Cause.CALLER): _CALLER,
-    (Action.ESCALATE, Cause.UNKNOWN_TOOL): _UNKNOWN_TOOL,
+    (Action.ESCALATE, Cause.CALLER): _NO_MORE_CORRECTIONS,
+    (Action.ESCALATE, Cause.UNKNOWN_TOOL): _NO_MORE_CORRECTIONS,
 }
 """What the model should do next, keyed on the action and the kind of failure."""
+
+CODE_NOTES: dict[ErrorCode, str] = {
+    ErrorCode.TIMEOUT: "The tool did not answer in time.",
+    ErrorCode.CONNECTION: "The tool could not be reached.",
+    ErrorCode.RATE_LIMITED: "The tool's service is limiting how often it may be called.",
+    ErrorCode.UNAVAILABLE: "The tool's service is temporarily unavailable.",
+    ErrorCode.AUTH: (
+        "The tool's credentials or permissions were refused; only an administrator can fix that."
+    ),
+    ErrorCode.NOT_FOUND: "What the call asked for does not exist.",
+    ErrorCode.UNSUPPORTED: "The tool does not support what the call asked for.",
+    ErrorCode.UNKNOWN: "The tool failed while running.",
+}
+"""What the failure is, said to the model before what to do about it."""
+
+BREAKER_NOTE = "The tool is failing for every caller right now (its circuit breaker is open)."
 
 LLM_GUIDANCE_ANY_CAUSE: dict[Action, str] = {
     Action.CONTINUE_PARTIAL: (
@@ -199,50 +230,72 @@ CONSEQUENCE_REASONS: dict[Action, str] = {
 }
 """Why a call waiting on the decided one gets its consequence."""
 
-USER_MESSAGES: dict[tuple[Action, Cause | None], str] = {
-    (Action.RETRY, None): "{tool} hit a temporary problem; trying again.",
-    (Action.CONTINUE_PARTIAL, None): (
-        "{tool} returned only part of its results; continuing with what it found."
-    ),
-    (Action.USE_DEFAULT, None): "{tool} is unavailable; continuing with a standard result.",
-    (Action.SKIP, None): "{tool} is unavailable; continuing without it.",
-    (Action.USE_ALTERNATIVE, None): "{tool} is not working right now; trying another way.",
-    (Action.ESCALATE, Cause.TRANSIENT): "{tool} is unavailable right now; please try again later.",
-    (Action.ESCALATE, Cause.PERMANENT): "{tool} cannot complete this request.",
-    (Action.ESCALATE, Cause.UNKNOWN_TOOL): "{tool} cannot complete this request.",
-    (Action.ESCALATE, Cause.AUTH): (
-        "{tool} is not authorized right now; an administrator may need to check its access."
-    ),
-    (Action.ESCALATE, Cause.CALLER): (
-        "The request to {tool} could not be completed as asked; details may need correcting."
-    ),
+
+class Trouble(Enum):
+    """The kinds of failure a user is told about in words of their own (seed 000)."""
+
+    NETWORK = "network"
+    TIMEOUT = "timeout"
+    RATE_LIMIT = "rate_limit"
+    AUTHENTICATION = "authentication"
+    VALIDATION = "validation"
+    CIRCUIT_OPEN = "circuit_open"
+    UNAVAILABLE = "unavailable"
+    OTHER = "other"
+
+
+TROUBLE_BY_CODE = {
+    ErrorCode.CONNECTION: Trouble.NETWORK,
+    ErrorCode.TIMEOUT: Trouble.TIMEOUT,
+    ErrorCode.RATE_LIMITED: Trouble.RATE_LIMIT,
+    ErrorCode.AUTH: Trouble.AUTHENTICATION,
+    ErrorCode.INVALID_INPUT: Trouble.VALIDATION,
+    ErrorCode.SCHEMA_VIOLATION: Trouble.VALIDATION,
+    ErrorCode.TOOL_NOT_FOUND: Trouble.VALIDATION,
+    ErrorCode.UNAVAILABLE: Trouble.UNAVAILABLE,
 }
-"""What the user reads; None stands for any kind of failure."""
+
+USER_RETRYING: dict[Trouble, str] = {
+    Trouble.NETWORK: "Couldn't reach {label}; trying again.",
+    Trouble.TIMEOUT: "{Label} is taking too long; trying again.",
+    Trouble.RATE_LIMIT: "{Label} is busy; trying again shortly.",
+    Trouble.CIRCUIT_OPEN: "{Label} is recovering from a problem; trying again shortly.",
+}
+USER_GIVING_UP: dict[Trouble, str] = {
+    Trouble.NETWORK: "Couldn't connect to {label}; please try again later.",
+    Trouble.TIMEOUT: "{Label} didn't respond in time; please try again later.",
+    Trouble.RATE_LIMIT: (
+        "{Label} is getting too many requests right now; please try again in a few minutes."
+    ),
+    Trouble.AUTHENTICATION: (
+        "{Label} isn't authorized right now; an administrator may need to check its access."
+    ),
+    Trouble.VALIDATION: (
+        "The request to {label} couldn't be completed as asked; some details may need correcting."
+    ),
+    Trouble.CIRCUIT_OPEN: "{Label} is temporarily unavailable; please try again in a little while.",
+    Trouble.UNAVAILABLE: "{Label} is temporarily unavailable; please try again later.",
+}
+USER_MESSAGES: dict[Action, str] = {
+    Action.RETRY: "{Label} hit a temporary problem; trying again.",
+    Action.RETURN_TO_MODEL: "Adjusting the request to {label} and trying again.",
+    Action.USE_ALTERNATIVE: "{Label} isn't working right now; trying another way.",
+    Action.CONTINUE_PARTIAL: "{Label} returned only part of its results; continuing with those.",
+    Action.USE_DEFAULT: "{Label} is unavailable; continuing with a standard result.",
+    Action.SKIP: "{Label} is unavailable; continuing without it.",
+}
+"""What the user reads, in plain words and without internals: by the action, and for a
+retry or an escalation by the kind of trouble."""
 
 USER_MESSAGES_DETAIL: dict[tuple[Action, str], str] = {
-    (Action.SKIP, "deadline"): "{tool} could not finish in time; continuing without it.",
+    (Action.SKIP, "deadline"): "{Label} couldn't finish in time; continuing without it.",
     (Action.ESCALATE, "blocked"): (
-        "{tool} is unavailable, and other steps of this request cannot go on without it."
+        "{Label} is unavailable, and other steps of this request can't go on without it."
     ),
 }
 """What the user reads, where a variant of the action asks for other words."""
 
-USER_MESSAGES_BREAKER_OPEN: dict[Action, str] = {
-    Action.USE_ALTERNATIVE: "{tool} is temporarily unavailable; trying another way.",
-    Action.ESCALATE: "{tool} is temporarily unavailable; please try again in a little while.",
-}
-"""What the user reads when the tool's circuit breaker keeps it from being retried."""
-
 BREAKER_REFUSALS = frozenset({RefusalKind.BREAKER_OPEN, RefusalKind.BREAKER_PROBING})
-
-PLACEHOLDERS: dict[str, JSONValue] = {
-    "string": "<string>",
-    "integer": 0,
-    "number": 0.0,
-    "boolean": False,
-    "array": [],
-    "object": {},
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,11 +306,17 @@ class Messages:
     technical: str
 
 
-def compose(context: DecisionContext, verdict: Verdict) -> Messages:
+def compose(
+    context: DecisionContext,
+    verdict: Verdict,
+    correction: Correction | None = None,
+    layout: MessageFormat = MessageFormat.TEXT,
+) -> Messages:
     fields = Fields(context, verdict)
+    fields.correction = correction
     return Messages(
         reason(context, verdict, fields),
-        llm_message(context, verdict, fields),
+        llm_message(context, verdict, fields, correction, layout),
         user_message(context, verdict, fields),
         technical(context),
     )
@@ -319,6 +378,8 @@ def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
     if verdict.action is Action.ESCALATE:
         if verdict.escalated_for:
             return "blocked"
+        if verdict.corrections_spent:
+            return "corrections"
         return "alternatives" if context.manifest.alternatives else ""
     refusal = verdict.refusal
     if verdict.action is Action.SKIP and refusal and refusal.kind is RefusalKind.DEADLINE:
@@ -326,17 +387,19 @@ def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
     return ""
 
 
-def llm_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
-    kind = context.classification.error_class.value.lower()
-    lines = [f"Tool call failed: {fields['tool']} ({fields['code']}, {kind})."]
-    if context.report.error.message:
-        lines.append(f"Error: {clip(context.report.error.message)}")
+def llm_message(
+    context: DecisionContext,
+    verdict: Verdict,
+    fields: Fields,
+    correction: Correction | None,
+    layout: MessageFormat,
+) -> str:
     guidance = fields.detail and LLM_GUIDANCE_DETAIL.get((verdict.action, fields.detail))
     guidance = guidance or LLM_GUIDANCE_ANY_CAUSE.get(verdict.action)
     if guidance is None:
         guidance_cause = Cause.TRANSIENT if verdict.action is Action.RETRY else fields.cause
         guidance = LLM_GUIDANCE[(verdict.action, guidance_cause)]
-    lines.append(guidance.format_map(fields))
+    lines = [_note(context, verdict), guidance.format_map(fields)]
     for each in verdict.consequences:
         lines.append(
             LLM_CONSEQUENCES[each.action].format(
@@ -345,21 +408,76 @@ def llm_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> s
                 default_json=clip(json.dumps(each.default_value)),
             )
         )
-    return "\n".join(lines)
+    classification = context.classification
+    error_type = (
+        correction.kind
+        if correction is not None
+        else f"{classification.code.value} ({classification.error_class.value.lower()})"
+    )
+    message = ModelMessage(
+        tool=context.report.tool,
+        error_type=error_type,
+        error=clip(context.report.error.message),
+        action=verdict.action.value,
+        guidance=tuple(line for line in lines if line),
+        correction=correction,
+    )
+    return render(message, layout)
+
+
+def correction_message(tool: str, correction: Correction, layout: MessageFormat) -> str:
+    """The model's message for a call found invalid before it ran (ValidateCall)."""
+    guidance = _CORRECT.format(tool=tool, corrections_clause="")
+    message = ModelMessage(
+        tool=tool,
+        error_type=correction.kind,
+        error=correction.message,
+        action=Action.RETURN_TO_MODEL.value,
+        guidance=(guidance,),
+        correction=correction,
+    )
+    return render(message, layout)
+
+
+def _note(context: DecisionContext, verdict: Verdict) -> str:
+    """What the failure is, when the guidance alone does not say."""
+    refusal = verdict.refusal
+    if refusal is not None and refusal.kind is RefusalKind.BREAKER_OPEN:
+        return BREAKER_NOTE
+    if verdict.action in (Action.RETURN_TO_MODEL, Action.ESCALATE) and fields_caller(context):
+        return ""
+    return CODE_NOTES.get(context.classification.code, "")
+
+
+def fields_caller(context: DecisionContext) -> bool:
+    return cause(context) in (Cause.CALLER, Cause.UNKNOWN_TOOL)
 
 
 def user_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
     detailed = fields.detail and USER_MESSAGES_DETAIL.get((verdict.action, fields.detail))
     if detailed:
         return detailed.format_map(fields)
+    trouble = user_trouble(context, verdict)
+    if verdict.action is Action.RETRY and trouble in USER_RETRYING:
+        return USER_RETRYING[trouble].format_map(fields)
+    if verdict.action is Action.USE_ALTERNATIVE and trouble is Trouble.CIRCUIT_OPEN:
+        return "{Label} is temporarily unavailable; trying another way.".format_map(fields)
+    if verdict.action in (Action.ESCALATE, Action.FAIL):
+        if trouble in USER_GIVING_UP:
+            return USER_GIVING_UP[trouble].format_map(fields)
+        if context.classification.error_class is ErrorClass.PERMANENT:
+            return "{Label} can't complete this request.".format_map(fields)
+        return "{Label} is unavailable right now; please try again later.".format_map(fields)
+    return USER_MESSAGES[verdict.action].format_map(fields)
+
+
+def user_trouble(context: DecisionContext, verdict: Verdict) -> Trouble:
     refusal = verdict.refusal
     if refusal is not None and refusal.kind in BREAKER_REFUSALS:
-        breaker_text = USER_MESSAGES_BREAKER_OPEN.get(verdict.action)
-        if breaker_text is not None:
-            return breaker_text.format_map(fields)
-    any_cause = (verdict.action, None)
-    key = any_cause if any_cause in USER_MESSAGES else (verdict.action, fields.cause)
-    return USER_MESSAGES[key].format_map(fields)
+        return Trouble.CIRCUIT_OPEN
+    if probe_role(context, verdict):
+        return Trouble.CIRCUIT_OPEN
+    return TROUBLE_BY_CODE.get(context.classification.code, Trouble.OTHER)
 
 
 def technical(context: DecisionContext) -> str:
@@ -396,6 +514,7 @@ class Fields(dict[str, object]):
         self.cause = cause(context)
         self.detail = reason_detail(context, verdict)
         """Which variant of the action the texts speak of."""
+        self.correction: Correction | None = None
 
     def __missing__(self, name: str) -> object:
         value = FIELDS[name](self.context, self.verdict)
@@ -471,6 +590,11 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
         json.dumps(context.plan.default.value if context.plan.default else None)
     ),
     "escalated_for": lambda context, verdict: verdict.escalated_for,
+    "label": lambda context, verdict: label(context.report.tool),
+    "Label": lambda context, verdict: _capitalized(label(context.report.tool)),
+    "correction_number": lambda context, verdict: context.call.corrections + 1,
+    "correction_limit": lambda context, verdict: correction_limit(context, verdict),
+    "corrections_clause": lambda context, verdict: _corrections_clause(context, verdict),
     "unusable_clause": lambda context, verdict: (
         f" no alternative is usable ({_unusable_alternatives(context, verdict)});"
         if context.manifest.alternatives
@@ -479,35 +603,22 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     "known_tools": lambda context, verdict: (
         ", ".join(sorted(context.tool.known_tools)) or "none registered with errord"
     ),
-    "schema_hints": lambda context, verdict: "".join(
-        f"{line}\n" for line in schema_hints(context.manifest.parameters)
-    ),
 }
 
 
-def schema_hints(schema: Mapping[str, JSONValue] | None) -> list[str]:
-    """Required parameters and an example call, from the tool's JSON schema."""
-    if not schema:
-        return []
-    required = [name for name in schema.get("required", []) if isinstance(name, str)]
-    properties = schema.get("properties", {})
-    if not required or not isinstance(properties, Mapping):
-        return []
-    example = {name: example_value(properties.get(name, {})) for name in required}
-    return [
-        f"Required parameters: {', '.join(required)}",
-        f"Example arguments: {json.dumps(example, sort_keys=True)}",
-    ]
+def correction_limit(context: DecisionContext, verdict: Verdict) -> int:
+    """The corrections the policy allows a call, as this decision shows it."""
+    if verdict.action is Action.RETURN_TO_MODEL:
+        return context.call.corrections + 1 + verdict.corrections_left
+    return context.call.corrections
 
 
-def example_value(schema: JSONValue) -> JSONValue:
-    if not isinstance(schema, Mapping):
-        return "<value>"
-    for key in ("examples", "enum"):
-        values = schema.get(key)
-        if isinstance(values, list) and values:
-            return values[0]
-    if "default" in schema:
-        return schema["default"]
-    kind = schema.get("type")
-    return PLACEHOLDERS.get(kind, "<value>") if isinstance(kind, str) else "<value>"
+def _corrections_clause(context: DecisionContext, verdict: Verdict) -> str:
+    left = verdict.corrections_left
+    if left == 0:
+        return " (this is the last correction allowed for this call)"
+    return f" ({left} more correction{'s' if left > 1 else ''} allowed for this call)"
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]

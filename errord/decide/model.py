@@ -55,6 +55,9 @@ class Action(Enum):
     SKIP = "SKIP"
     ESCALATE = "ESCALATE"
     FAIL = "FAIL"
+    RETURN_TO_MODEL = "RETURN_TO_MODEL"
+    """Hand the error back to the model to correct its call: its arguments, or the tool
+    it named."""
 
 
 class Outcome(Enum):
@@ -323,6 +326,7 @@ STATUS_AFTER: dict[Action, CallStatus] = {
     Action.SKIP: CallStatus.SKIPPED,
     Action.ESCALATE: CallStatus.FAILED,
     Action.FAIL: CallStatus.FAILED,
+    Action.RETURN_TO_MODEL: CallStatus.PENDING,
 }
 """What a call's status becomes with a decision (or a consequence) of each action."""
 
@@ -344,6 +348,38 @@ class PlannedCall(Record, frozen=True):
     """Its result when it cannot have its own; None: its tool manifest's default."""
     arguments: dict[str, JSONValue] = field(default_factory=dict)
     """The call's input, redacted."""
+
+
+class ParameterProblem(Record, frozen=True):
+    """One way a call's arguments break the tool's JSON Schema."""
+
+    kind: str
+    """missing_parameter, invalid_type, invalid_value, out_of_range, invalid_length,
+    invalid_format, unexpected_parameter, not_unique or schema_mismatch."""
+    parameter: str
+    """Its path in the arguments, such as ``passengers[1].age``."""
+    message: str
+
+
+class Correction(Record, frozen=True):
+    """What the model needs to correct its own call (seed 003's structured error)."""
+
+    kind: str
+    """A ParameterProblem kind; ``unknown_tool`` for a tool that does not exist;
+    ``invalid_arguments`` when errord cannot tell which argument is wrong."""
+    message: str
+    parameter: str = ""
+    """The parameter to correct first, when known."""
+    required_parameters: tuple[str, ...] = ()
+    example: dict[str, JSONValue] | None = None
+    """Arguments that satisfy the tool's JSON Schema, built from it."""
+    retry_hint: str = ""
+    problems: tuple[ParameterProblem, ...] = ()
+    """Every violation of the schema found in the reported arguments."""
+    known_tools: tuple[str, ...] = ()
+    """For an unknown tool: the known tools closest to the name asked for, closest first."""
+    corrections_left: int = 0
+    """Further corrections of this call the policy allows after this one."""
 
 
 class Decision(Record, frozen=True):
@@ -386,6 +422,9 @@ class Decision(Record, frozen=True):
     """True when this RETRY is the half-open breaker's one probe."""
     default_value: JSONValue | None = None
     """The tool's default result (USE_DEFAULT)."""
+    correction: Correction | None = None
+    """What the model must correct (RETURN_TO_MODEL, and an ESCALATE after the last
+    correction allowed)."""
 
     @property
     def key(self) -> ReportKey:

@@ -32,12 +32,15 @@ from errord.decide.model import (
     Consequence,
     DefaultValue,
     ErrorClass,
+    ErrorCode,
     FailureReport,
+    ParameterProblem,
     Refusal,
     RefusalKind,
     RetryBudget,
 )
 from errord.decide.plan import Waiting, cascade
+from errord.decide.validate import CallValidator
 from errord.manifests.model import ToolManifest
 
 
@@ -59,6 +62,8 @@ class ToolPart:
     """Names of every tool with a manifest."""
     alternative_timeouts: Mapping[str, float] = field(default_factory=dict)
     """The timeout of each of the tool's alternatives."""
+    validator: CallValidator | None = None
+    """The tool's argument schema, compiled; None when it has none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,8 @@ class CallPart:
     """Seconds of retry delay errord already granted this call for this tool."""
     failed_tools: frozenset[str] = frozenset()
     """Tools that failed on this call, the failing one included."""
+    corrections: int = 0
+    """Times the model was already handed this call's error to correct it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +129,9 @@ class DecisionContext:
     now: datetime
     breaker: BreakerPart = BreakerPart()
     plan: PlanPart = PlanPart()
+    problems: tuple[ParameterProblem, ...] = ()
+    """How the reported arguments break the tool's JSON Schema, when the failure says
+    they were invalid and the tool has one."""
 
     @property
     def manifest(self) -> ToolManifest:
@@ -147,6 +157,10 @@ class Verdict:
     escalated_for: str = ""
     """The required call, waiting on this one, that made the decision ESCALATE rather
     than SKIP."""
+    corrections_spent: bool = False
+    """ESCALATE because the model already had its corrections of this call."""
+    corrections_left: int = 0
+    """Corrections of the call the policy allows after this RETURN_TO_MODEL."""
 
 
 # Backoff: the delay before the next attempt.
@@ -346,6 +360,37 @@ class Fallback(abc.ABC):
     def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None: ...
 
 
+MODEL_CAUSED = frozenset({ErrorCode.INVALID_INPUT, ErrorCode.TOOL_NOT_FOUND})
+"""Codes of failures the model's call caused: its arguments, or the tool it named."""
+
+
+def model_caused(context: DecisionContext) -> bool:
+    """True for a permanent failure of the model's own making: invalid arguments, a tool
+    that does not exist, or a schema violation that the reported arguments show."""
+    classification = context.classification
+    if classification.error_class is not ErrorClass.PERMANENT:
+        return False
+    code = classification.code
+    return code in MODEL_CAUSED or (code is ErrorCode.SCHEMA_VIOLATION and bool(context.problems))
+
+
+class ReturnToModel(Fallback):
+    """A failure the model caused goes back to it to correct its call, at most ``limit``
+    times per call, and then escalates: an alternative tool, a default or a skip does
+    not fix the model's own call (seed 003)."""
+
+    def __init__(self, limit: int = 2) -> None:
+        self.limit = limit
+
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
+        if not model_caused(context):
+            return None
+        if context.call.corrections < self.limit:
+            left = self.limit - context.call.corrections - 1
+            return Verdict(Action.RETURN_TO_MODEL, refusal, corrections_left=left)
+        return Verdict(Action.ESCALATE, refusal, corrections_spent=True)
+
+
 class UseAlternative(Fallback):
     """Switch to the first alternative the manifest lists that has not failed on this call
     and whose breaker is not open."""
@@ -484,11 +529,15 @@ def with_cascade(context: DecisionContext, verdict: Verdict) -> Verdict:
     return replace(verdict, consequences=consequences)
 
 
-def default_policy(jitter: Jitter, budget: RetryBudget | None = None) -> RecoveryPolicy:
+def default_policy(
+    jitter: Jitter, budget: RetryBudget | None = None, corrections: int = 2
+) -> RecoveryPolicy:
     """The policy of the seeds: backoff honouring Retry-After; retry unless permanent,
     not idempotent, the breaker open (or its half-open probe taken), too close to the
     turn's deadline, the turn's retry budget spent (its own, else ``budget``), out of
-    attempts, asked to wait too long or out of retry time; else an alternative, else wait
+    attempts, asked to wait too long or out of retry time; else, for a failure the model
+    caused, back to the model (``corrections`` times per call, then escalate); else an
+    alternative, else wait
     for the probe, else the partial result, the default result or (out of time, or for an
     optional call) no result, else escalate; and the calls waiting on one that ends
     without a result are skipped, given their defaults, or escalate."""
@@ -503,6 +552,7 @@ def default_policy(jitter: Jitter, budget: RetryBudget | None = None) -> Recover
         backoff=HonourRetryAfter(ExponentialBackoff(jitter)),
         gate=PermanentError() | NotIdempotent() | BreakerOpen() | limits,
         fallbacks=(
+            ReturnToModel(corrections),
             UseAlternative(),
             AwaitProbe(limits),
             ContinuePartial(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from errord.decide.validate import Validators
 from errord.manifests.model import BreakerPolicy, RetryPolicy, ToolManifest
 
 MADE_LIMIT = 10_000
@@ -42,6 +43,8 @@ class ManifestSnapshot:
         self._by_name = by_name
         self.names = frozenset(by_name)
         """Every tool with a manifest."""
+        self.validators = Validators.from_manifests(by_name.values())
+        """Each tool's argument schema, compiled once for the snapshot's life."""
         self._made: dict[str, ToolManifest] = {}
         """Default manifests built for tools without one, reused (up to MADE_LIMIT)."""
 

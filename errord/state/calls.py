@@ -2,7 +2,8 @@
 
 It answers the questions a decision asks about a call: was this report
 recorded already (idempotency), how much retry delay was granted to this tool
-(the total retry time), and which tools already failed on it (alternatives).
+(the total retry time), which tools already failed on it (alternatives), and how
+often the model was asked to correct it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class CallState(Struct, frozen=True, omit_defaults=True, gc=False):
     """What one call has been through, per tool."""
 
     tools: dict[str, ToolRecord] = field(default_factory=dict)
+    corrections: int = 0
+    """RETURN_TO_MODEL decisions on the call: what the model-correction bound counts."""
 
     def failure_recorded(self, tool: str, attempt: int) -> bool:
         record = self.tools.get(tool)
@@ -59,7 +62,7 @@ class CallFold(EachEvent[CallKey, CallState]):
     """Folds failures and outcomes into their call's state."""
 
     name = "call"
-    version = 1
+    version = 2
     key_type = CallKey
     state_type = CallState
 
@@ -72,15 +75,17 @@ class CallFold(EachEvent[CallKey, CallState]):
     def apply(self, state: CallState | None, event: TraceEvent) -> CallState:
         state = state or EMPTY_CALL
         detail = event.detail
+        corrections = state.corrections
         if isinstance(detail, FailureEvent):
             tool = detail.report.tool
             record = _failed(state.tools.get(tool) or ToolRecord(), detail)
+            corrections += detail.decision.action is Action.RETURN_TO_MODEL
         elif isinstance(detail, OutcomeEvent):
             tool = detail.report.tool
             record = _ended(state.tools.get(tool) or ToolRecord(), detail)
         else:
             return state
-        return CallState({**state.tools, tool: record})
+        return CallState({**state.tools, tool: record}, corrections)
 
 
 def _failed(record: ToolRecord, event: FailureEvent) -> ToolRecord:

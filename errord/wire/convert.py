@@ -17,6 +17,7 @@ from typing import TypeVar
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
+from errord.decide.engine import CallCheck
 from errord.decide.events import (
     BreakerChanged,
     FailureEvent,
@@ -31,6 +32,7 @@ from errord.decide.model import (
     BreakerPhase,
     BreakerState,
     CallStatus,
+    Correction,
     Decision,
     DefaultValue,
     ErrorClass,
@@ -385,6 +387,8 @@ def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
         message.probe = decision.probe
     if decision.action is Action.USE_DEFAULT:
         message.default_value.CopyFrom(value_to_proto(decision.default_value))
+    if decision.correction is not None:
+        message.correction.CopyFrom(correction_to_proto(decision.correction))
     for each in decision.consequences:
         consequence = message.consequences.add(
             call_id=each.call_id,
@@ -395,6 +399,25 @@ def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
         )
         if each.action is Action.USE_DEFAULT:
             consequence.default_value.CopyFrom(value_to_proto(each.default_value))
+    return message
+
+
+def correction_to_proto(correction: Correction) -> pb.Correction:
+    message = pb.Correction(
+        type=correction.kind,
+        message=correction.message,
+        parameter=correction.parameter,
+        required_parameters=correction.required_parameters,
+        retry_hint=correction.retry_hint,
+        problems=[
+            pb.ParameterProblem(type=p.kind, parameter=p.parameter, message=p.message)
+            for p in correction.problems
+        ],
+        available_tools=correction.known_tools,
+        corrections_left=correction.corrections_left,
+    )
+    if correction.example is not None:
+        message.example.update(correction.example)
     return message
 
 
@@ -647,6 +670,30 @@ def turn_summary_to_proto(summary: TurnSummary) -> pb.TurnSummary:
                 for taken in call.decisions
             ],
         )
+    return message
+
+
+@dataclass(frozen=True)
+class CallToCheck:
+    tool: str
+    arguments: dict[str, JSONValue]
+
+
+def call_to_check_from_proto(request: pb.ValidateCallRequest) -> CallToCheck:
+    check = Violations()
+    tool = check.identifier("tool", request.tool)
+    arguments = check.json("arguments", request.arguments) or {}
+    check.raise_any()
+    return CallToCheck(tool, arguments)
+
+
+def call_check_to_proto(checked: CallCheck) -> pb.ValidateCallResponse:
+    message = pb.ValidateCallResponse(
+        valid=checked.valid, checked=checked.checked, llm_message=checked.llm_message
+    )
+    if checked.correction is not None:
+        message.correction.CopyFrom(correction_to_proto(checked.correction))
+        message.problems.extend(message.correction.problems)
     return message
 
 

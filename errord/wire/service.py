@@ -142,6 +142,11 @@ class ErrorHandlerService:
     ) -> pb.ReportOutcomeResponse:
         return await answer(context, lambda: self._report_outcome(data))
 
+    async def validate_call(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ValidateCallResponse:
+        return await answer(context, lambda: self._validate_call(data))
+
     async def get_turn_trace(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetTurnTraceResponse:
@@ -193,6 +198,10 @@ class ErrorHandlerService:
         return pb.ReportOutcomeResponse(
             event=convert.trace_event_to_proto(event), replayed=replayed
         )
+
+    async def _validate_call(self, data: bytes) -> pb.ValidateCallResponse:
+        asked = convert.call_to_check_from_proto(decode(pb.ValidateCallRequest, data))
+        return convert.call_check_to_proto(self._handler.validate_call(asked.tool, asked.arguments))
 
     async def _get_turn_trace(self, data: bytes) -> pb.GetTurnTraceResponse:
         page = convert.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
@@ -255,6 +264,10 @@ def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
             "ReportOutcome": grpc.unary_unary_rpc_method_handler(
                 service.report_outcome,
                 response_serializer=pb.ReportOutcomeResponse.SerializeToString,
+            ),
+            "ValidateCall": grpc.unary_unary_rpc_method_handler(
+                service.validate_call,
+                response_serializer=pb.ValidateCallResponse.SerializeToString,
             ),
             "GetTurnTrace": grpc.unary_unary_rpc_method_handler(
                 service.get_turn_trace,

@@ -80,6 +80,7 @@ class _SyncStub(Protocol):
     ReportOutcome: _Unary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
     BeginTurn: _Unary[pb.BeginTurnRequest, pb.BeginTurnResponse]
     EndTurn: _Unary[pb.EndTurnRequest, pb.EndTurnResponse]
+    ValidateCall: _Unary[pb.ValidateCallRequest, pb.ValidateCallResponse]
     ReconcileResults: _Unary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _Unary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _StreamCall[pb.WatchTraceResponse]]
@@ -93,6 +94,7 @@ class _AsyncStub(Protocol):
     ReportOutcome: _AsyncUnary[pb.ReportOutcomeRequest, pb.ReportOutcomeResponse]
     BeginTurn: _AsyncUnary[pb.BeginTurnRequest, pb.BeginTurnResponse]
     EndTurn: _AsyncUnary[pb.EndTurnRequest, pb.EndTurnResponse]
+    ValidateCall: _AsyncUnary[pb.ValidateCallRequest, pb.ValidateCallResponse]
     ReconcileResults: _AsyncUnary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _AsyncUnary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _AsyncStreamCall[pb.WatchTraceResponse]]
@@ -177,6 +179,14 @@ class ErrordClient:
     def end_turn(self, turn_id: str, *, timeout: float | None = None) -> pb.EndTurnResponse:
         """Close a turn; its summary: each call's final status and a notice for the user."""
         return self._stub.EndTurn(pb.EndTurnRequest(turn_id=turn_id), timeout=timeout)
+
+    def validate_call(
+        self, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None
+    ) -> pb.ValidateCallResponse:
+        """Check a call's arguments against the tool's JSON Schema before running it; for an
+        invalid call, send ``llm_message`` to the model instead."""
+        request = pb.ValidateCallRequest(tool=tool, arguments=_struct(arguments))
+        return self._stub.ValidateCall(request, timeout=timeout)
 
     def reconcile_results(
         self,
@@ -326,6 +336,17 @@ class AsyncErrordClient:
     ) -> pb.EndTurnResponse:
         """Close a turn; see ErrordClient.end_turn."""
         return await self._stub.EndTurn(pb.EndTurnRequest(turn_id=turn_id), timeout=timeout)
+
+    async def validate_call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> pb.ValidateCallResponse:
+        """Check a call's arguments; see ErrordClient.validate_call."""
+        request = pb.ValidateCallRequest(tool=tool, arguments=_struct(arguments))
+        return await self._stub.ValidateCall(request, timeout=timeout)
 
     async def reconcile_results(
         self,

@@ -43,6 +43,7 @@ class RecoveryAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RECOVERY_ACTION_SKIP: _ClassVar[RecoveryAction]
     RECOVERY_ACTION_ESCALATE: _ClassVar[RecoveryAction]
     RECOVERY_ACTION_FAIL: _ClassVar[RecoveryAction]
+    RECOVERY_ACTION_RETURN_TO_MODEL: _ClassVar[RecoveryAction]
 
 class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -117,6 +118,7 @@ RECOVERY_ACTION_USE_DEFAULT: RecoveryAction
 RECOVERY_ACTION_SKIP: RecoveryAction
 RECOVERY_ACTION_ESCALATE: RecoveryAction
 RECOVERY_ACTION_FAIL: RecoveryAction
+RECOVERY_ACTION_RETURN_TO_MODEL: RecoveryAction
 OUTCOME_UNSPECIFIED: Outcome
 OUTCOME_SUCCESS: Outcome
 OUTCOME_FAILURE: Outcome
@@ -197,7 +199,7 @@ class Classification(_message.Message):
     def __init__(self, error_class: _Optional[_Union[ErrorClass, str]] = ..., code: _Optional[_Union[ErrorCode, str]] = ..., rule: _Optional[str] = ...) -> None: ...
 
 class RecoveryDecision(_message.Message):
-    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe", "default_value", "consequences")
+    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe", "default_value", "consequences", "correction")
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DELAY_FIELD_NUMBER: _ClassVar[int]
@@ -219,6 +221,7 @@ class RecoveryDecision(_message.Message):
     PROBE_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_VALUE_FIELD_NUMBER: _ClassVar[int]
     CONSEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    CORRECTION_FIELD_NUMBER: _ClassVar[int]
     decision_id: str
     action: RecoveryAction
     delay: _duration_pb2.Duration
@@ -240,7 +243,40 @@ class RecoveryDecision(_message.Message):
     probe: bool
     default_value: _struct_pb2.Value
     consequences: _containers.RepeatedCompositeFieldContainer[Consequence]
-    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., probe: _Optional[bool] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., consequences: _Optional[_Iterable[_Union[Consequence, _Mapping]]] = ...) -> None: ...
+    correction: Correction
+    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., probe: _Optional[bool] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., consequences: _Optional[_Iterable[_Union[Consequence, _Mapping]]] = ..., correction: _Optional[_Union[Correction, _Mapping]] = ...) -> None: ...
+
+class Correction(_message.Message):
+    __slots__ = ("type", "message", "parameter", "required_parameters", "example", "retry_hint", "problems", "available_tools", "corrections_left")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    PARAMETER_FIELD_NUMBER: _ClassVar[int]
+    REQUIRED_PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    EXAMPLE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_HINT_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    CORRECTIONS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    message: str
+    parameter: str
+    required_parameters: _containers.RepeatedScalarFieldContainer[str]
+    example: _struct_pb2.Struct
+    retry_hint: str
+    problems: _containers.RepeatedCompositeFieldContainer[ParameterProblem]
+    available_tools: _containers.RepeatedScalarFieldContainer[str]
+    corrections_left: int
+    def __init__(self, type: _Optional[str] = ..., message: _Optional[str] = ..., parameter: _Optional[str] = ..., required_parameters: _Optional[_Iterable[str]] = ..., example: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., retry_hint: _Optional[str] = ..., problems: _Optional[_Iterable[_Union[ParameterProblem, _Mapping]]] = ..., available_tools: _Optional[_Iterable[str]] = ..., corrections_left: _Optional[int] = ...) -> None: ...
+
+class ParameterProblem(_message.Message):
+    __slots__ = ("type", "parameter", "message")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    PARAMETER_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    parameter: str
+    message: str
+    def __init__(self, type: _Optional[str] = ..., parameter: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Consequence(_message.Message):
     __slots__ = ("call_id", "tool", "action", "reason", "blocked_by", "default_value")
@@ -489,6 +525,28 @@ class EndTurnResponse(_message.Message):
     summary: TurnSummary
     replayed: bool
     def __init__(self, summary: _Optional[_Union[TurnSummary, _Mapping]] = ..., replayed: _Optional[bool] = ...) -> None: ...
+
+class ValidateCallRequest(_message.Message):
+    __slots__ = ("tool", "arguments")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    arguments: _struct_pb2.Struct
+    def __init__(self, tool: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class ValidateCallResponse(_message.Message):
+    __slots__ = ("valid", "checked", "problems", "correction", "llm_message")
+    VALID_FIELD_NUMBER: _ClassVar[int]
+    CHECKED_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    CORRECTION_FIELD_NUMBER: _ClassVar[int]
+    LLM_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    valid: bool
+    checked: bool
+    problems: _containers.RepeatedCompositeFieldContainer[ParameterProblem]
+    correction: Correction
+    llm_message: str
+    def __init__(self, valid: _Optional[bool] = ..., checked: _Optional[bool] = ..., problems: _Optional[_Iterable[_Union[ParameterProblem, _Mapping]]] = ..., correction: _Optional[_Union[Correction, _Mapping]] = ..., llm_message: _Optional[str] = ...) -> None: ...
 
 class TurnSummary(_message.Message):
     __slots__ = ("turn_id", "began_at", "ended_at", "deadline", "deadline_passed", "calls", "user_notice")

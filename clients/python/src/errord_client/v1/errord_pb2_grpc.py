@@ -65,6 +65,11 @@ class ErrorHandlerServiceStub:
                 request_serializer=errord_dot_v1_dot_errord__pb2.ReconcileResultsRequest.SerializeToString,
                 response_deserializer=errord_dot_v1_dot_errord__pb2.ReconcileResultsResponse.FromString,
                 _registered_method=True)
+        self.ValidateCall = channel.unary_unary(
+                '/errord.v1.ErrorHandlerService/ValidateCall',
+                request_serializer=errord_dot_v1_dot_errord__pb2.ValidateCallRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.ValidateCallResponse.FromString,
+                _registered_method=True)
         self.GetTurnTrace = channel.unary_unary(
                 '/errord.v1.ErrorHandlerService/GetTurnTrace',
                 request_serializer=errord_dot_v1_dot_errord__pb2.GetTurnTraceRequest.SerializeToString,
@@ -147,6 +152,16 @@ class ErrorHandlerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ValidateCall(self, request, context):
+        """ValidateCall checks a tool call's arguments against the tool's JSON
+        Schema before it runs (seed 001 "Parameter Validation"): every violation,
+        and for an invalid call what the model must correct. Parameters the
+        schema does not name are allowed. NOT_FOUND for a tool with no manifest.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetTurnTrace(self, request, context):
         """GetTurnTrace returns every event of one turn, oldest first.
         """
@@ -193,6 +208,11 @@ def add_ErrorHandlerServiceServicer_to_server(servicer, server):
                     servicer.ReconcileResults,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.ReconcileResultsRequest.FromString,
                     response_serializer=errord_dot_v1_dot_errord__pb2.ReconcileResultsResponse.SerializeToString,
+            ),
+            'ValidateCall': grpc.unary_unary_rpc_method_handler(
+                    servicer.ValidateCall,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.ValidateCallRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.ValidateCallResponse.SerializeToString,
             ),
             'GetTurnTrace': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTurnTrace,
@@ -368,6 +388,33 @@ class ErrorHandlerService:
             '/errord.v1.ErrorHandlerService/ReconcileResults',
             errord_dot_v1_dot_errord__pb2.ReconcileResultsRequest.SerializeToString,
             errord_dot_v1_dot_errord__pb2.ReconcileResultsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ValidateCall(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.ErrorHandlerService/ValidateCall',
+            errord_dot_v1_dot_errord__pb2.ValidateCallRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.ValidateCallResponse.FromString,
             options,
             channel_credentials,
             insecure,
