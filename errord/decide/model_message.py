@@ -4,7 +4,7 @@
 Message:") followed by the guidance and, for a call the model must correct,
 seed 003's parameter, required parameters, example and retry hint. ``json``
 is one JSON object with the same content under seed 003's field names. The
-words are chosen by errord.decide.messages; this module only lays them out and
+words are chosen by errord.decide.guidance; this module only lays them out and
 bounds their length.
 """
 

@@ -8,7 +8,7 @@ A decision is reached in three steps over one immutable ``DecisionContext``:
 3. when the retry is refused, ``Fallback``s are tried in order and the first
    that applies decides (an alternative tool, ..., escalation to the user).
 
-The policy writes no prose: messages.py words a verdict from its action and
+The policy writes no prose: errord.decide.messages words a verdict from its action and
 refusal. Breakers are a context part, a gate and two fallbacks; turn deadlines and
 episodic memory join the same way. A verdict that leaves its call without a result
 carries its consequences for the calls of the turn's plan that wait on it.

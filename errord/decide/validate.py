@@ -56,7 +56,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
-from errord.decide.schema import redacted, wording
+from errord.decide.schema import redacted, violation_text
 from errord.decide.schema.examples import Examples
 from errord.decide.schema.flatten import Where, flatten
 from errord.decide.schema.formats import FORMATS
@@ -150,14 +150,14 @@ class CallValidator:
         if redacted.hides(error) or redacted.hidden_name(parts):
             return
         if error.validator in ("required", "dependentRequired") and parts:
-            yield parts, wording.missing(error, parts)
+            yield parts, violation_text.missing(error, parts)
         elif error.validator == "additionalProperties" and error.validator_value is False:
-            for path, violation in wording.unexpected(error, parts):
+            for path, violation in violation_text.unexpected(error, parts):
                 if not redacted.hidden_name(path):
                     yield path, violation
         else:
-            failure = wording.Failure(error, parts, redacted.mask(parts, self._redact))
-            yield parts, wording.violation(failure)
+            failure = violation_text.Failure(error, parts, redacted.mask(parts, self._redact))
+            yield parts, violation_text.violation(failure)
 
 
 class Validators:

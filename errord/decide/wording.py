@@ -1,0 +1,228 @@
+"""The vocabulary every text of a decision shares: the fields its templates name.
+
+A decision's texts (errord.decide.reasons, errord.decide.guidance and
+errord.decide.user_words) are templates filled from one ``Fields`` mapping,
+whose values are worked out the first time a template names them: the refusal
+("No retry: ..."), delays in milliseconds, the tool's label, the alternatives
+that were not usable, the corrections left. Also here: the kind of failure a
+text speaks about (``cause``) and the variant of the action it speaks of
+(``reason_detail``). This module imports none of the texts' modules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from enum import Enum
+
+from errord.decide.model import Action, ErrorClass, ErrorCode, Refusal, RefusalKind
+from errord.decide.policy import DecisionContext, Verdict, probe_role, requested_delay, too_slow
+from errord.decide.summary import label
+
+ECHOED_ERROR_LENGTH = 2_000
+"""Characters of the tool's error message repeated in the model's and the log's text."""
+
+
+class Cause(Enum):
+    """What kind of failure a message speaks about."""
+
+    TRANSIENT = "transient"
+    PERMANENT = "permanent"
+    CALLER = "caller"
+    """The call's own arguments are wrong."""
+    AUTH = "auth"
+    UNKNOWN_TOOL = "unknown_tool"
+
+
+CAUSES_BY_CODE = {
+    ErrorCode.INVALID_INPUT: Cause.CALLER,
+    ErrorCode.SCHEMA_VIOLATION: Cause.CALLER,
+    ErrorCode.AUTH: Cause.AUTH,
+    ErrorCode.TOOL_NOT_FOUND: Cause.UNKNOWN_TOOL,
+}
+"""The causes a failure's code settles; any other code's cause is its error class."""
+
+
+def cause(context: DecisionContext) -> Cause:
+    code = context.classification.code
+    if code in CAUSES_BY_CODE:
+        return CAUSES_BY_CODE[code]
+    if context.classification.error_class is ErrorClass.PERMANENT:
+        return Cause.PERMANENT
+    return Cause.TRANSIENT
+
+
+def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
+    """Which variant of the action's reason applies: for RETRY, whether it is a half-open
+    breaker's probe, waits for it, or waits as the tool asked; for ESCALATE, whether the
+    tool has alternatives (none usable) or a required call waits on this one; for SKIP,
+    whether the turn is out of time."""
+    if verdict.action is Action.RETRY:
+        role = probe_role(context, verdict)
+        return role or ("asked" if requested_delay(context) is not None else "")
+    if verdict.action is Action.ESCALATE:
+        if verdict.escalated_for:
+            return "blocked"
+        if verdict.corrections_spent:
+            return "corrections"
+        return "alternatives" if context.manifest.alternatives else ""
+    refusal = verdict.refusal
+    if verdict.action is Action.SKIP and refusal and refusal.kind is RefusalKind.DEADLINE:
+        return "deadline"
+    return ""
+
+
+def clip(text: str, limit: int = ECHOED_ERROR_LENGTH) -> str:
+    """``text``, cut to ``limit`` characters with a marker saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit} more characters]"
+
+
+def milliseconds(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+class Fields(dict[str, object]):
+    """The values templates may name; each is worked out when a template first asks."""
+
+    def __init__(self, context: DecisionContext, verdict: Verdict) -> None:
+        super().__init__(tool=context.report.tool, code=context.classification.code.value)
+        self.context = context
+        self.verdict = verdict
+        self.cause = cause(context)
+        self.detail = reason_detail(context, verdict)
+        """Which variant of the action the texts speak of."""
+
+    def __missing__(self, name: str) -> object:
+        value = FIELDS[name](self.context, self.verdict)
+        self[name] = value
+        return value
+
+
+REFUSALS: dict[RefusalKind, str] = {
+    RefusalKind.PERMANENT_ERROR: (
+        "the error is permanent ({code}), so retrying the same call cannot help"
+    ),
+    RefusalKind.NOT_IDEMPOTENT: "{tool} is not idempotent, so a retry could repeat its effect",
+    RefusalKind.ATTEMPTS_EXHAUSTED: "attempt {attempt} reached the limit of {limit} attempts",
+    RefusalKind.RETRY_TIME_EXHAUSTED: (
+        "{spent_ms} ms of retry delay already granted plus a {wait_ms} ms delay would exceed "
+        "the {limit_ms} ms retry time limit"
+    ),
+    RefusalKind.RETRY_AFTER_TOO_LONG: (
+        "{tool} asked to wait {wait_ms} ms before a retry, longer than the {limit_ms} ms "
+        "its retry policy allows (max_retry_after_ms)"
+    ),
+    RefusalKind.BREAKER_OPEN: "the circuit breaker of {tool} is open; {half_opens}",
+    RefusalKind.DEADLINE: "{deadline_clause}",
+    RefusalKind.RETRY_BUDGET_SPENT: (
+        "the turn's retry budget is spent: its calls were granted {granted} of the {limit} "
+        "retries it allows"
+    ),
+    RefusalKind.BREAKER_PROBING: (
+        "the circuit breaker of {tool} is half-open and its one probe is in flight for up to "
+        "{wait_ms} ms more"
+    ),
+}
+"""Why a retry was refused: the clause after "No retry:"."""
+
+
+def _refusal_text(context: DecisionContext, verdict: Verdict) -> str:
+    refusal = verdict.refusal
+    assert refusal is not None, "a verdict other than RETRY carries its refusal"
+    return REFUSALS[refusal.kind].format_map(_refusal_fields(context, refusal))
+
+
+def _refusal_fields(context: DecisionContext, refusal: Refusal) -> dict[str, object]:
+    return {
+        "tool": context.report.tool,
+        "code": context.classification.code.value,
+        "attempt": refusal.attempt,
+        "limit": int(refusal.limit),
+        "limit_ms": milliseconds(refusal.limit),
+        "spent_ms": milliseconds(refusal.spent),
+        "wait_ms": milliseconds(refusal.wait),
+        "granted": refusal.granted,
+        "deadline_clause": _deadline_clause(context, refusal),
+        "half_opens": _half_opens(context, refusal),
+    }
+
+
+def _half_opens(context: DecisionContext, refusal: Refusal) -> str:
+    breaker = context.breaker.state
+    if breaker.half_opens_at is None:
+        return "an operator forced it open, until it is reset"
+    since = ""
+    if breaker.opened_at is not None:
+        since = f" (opened at {breaker.opened_at.isoformat(timespec='milliseconds')})"
+    return f"it half-opens in {milliseconds(refusal.wait)} ms{since}"
+
+
+def _deadline_clause(context: DecisionContext, refusal: Refusal) -> str:
+    if refusal.kind is not RefusalKind.DEADLINE:
+        return ""
+    if refusal.limit <= 0:
+        return "the turn's deadline has passed"
+    timeout = milliseconds(context.manifest.timeout)
+    return (
+        f"a retry in {milliseconds(refusal.wait)} ms with {context.report.tool}'s {timeout} ms "
+        f"timeout could end after the turn's deadline, {milliseconds(refusal.limit)} ms away"
+    )
+
+
+def _unusable_alternatives(context: DecisionContext, verdict: Verdict) -> str:
+    failed, open_tools = context.call.failed_tools, context.breaker.open_tools
+    slow = too_slow(context)
+    described = []
+    for tool in context.manifest.alternatives:
+        if tool in failed:
+            described.append(f"{tool} failed on this call")
+        elif tool in open_tools:
+            described.append(f"{tool} has an open circuit breaker")
+        elif tool in slow:
+            described.append(f"{tool} could not finish before the turn's deadline")
+    return "; ".join(described)
+
+
+def _correction_limit(context: DecisionContext, verdict: Verdict) -> int:
+    """The corrections the policy allows a call, as this decision shows it."""
+    if verdict.action is Action.RETURN_TO_MODEL:
+        return context.call.corrections + 1 + verdict.corrections_left
+    return context.call.corrections
+
+
+def _corrections_clause(context: DecisionContext, verdict: Verdict) -> str:
+    left = verdict.corrections_left
+    if left == 0:
+        return " (this is the last correction allowed for this call)"
+    return f" ({left} more correction{'s' if left > 1 else ''} allowed for this call)"
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
+    "refusal": _refusal_text,
+    "delay_ms": lambda context, verdict: milliseconds(verdict.delay),
+    "next_attempt": lambda context, verdict: context.report.attempt + 1,
+    "limit": lambda context, verdict: context.manifest.retry_policy.max_attempts,
+    "alternative": lambda context, verdict: verdict.alternative_tool,
+    "unusable_alternatives": _unusable_alternatives,
+    "default_json": lambda context, verdict: clip(
+        json.dumps(context.plan.default.value if context.plan.default else None)
+    ),
+    "escalated_for": lambda context, verdict: verdict.escalated_for,
+    "label": lambda context, verdict: label(context.report.tool),
+    "Label": lambda context, verdict: _capitalized(label(context.report.tool)),
+    "correction_number": lambda context, verdict: context.call.corrections + 1,
+    "correction_limit": _correction_limit,
+    "corrections_clause": _corrections_clause,
+    "unusable_clause": lambda context, verdict: (
+        f" no alternative is usable ({_unusable_alternatives(context, verdict)});"
+        if context.manifest.alternatives
+        else ""
+    ),
+}
+"""How each field a template may name (beyond ``tool`` and ``code``) is worked out."""
