@@ -376,7 +376,7 @@ class ErrorHandler:
             return self._recorded_outcome(report)
         turn = self._state.turns.view(report.turn_id)
         events = self._engine.outcome(
-            report, self.manifests, turn, self._clock.now(), self._state.breakers.view
+            report, self.manifests, turn, self._clock.now(), self._state.breakers.view, call
         )
         return self._new_outcome(report, self._submit(EventKind.OUTCOME, report.key, events))
 

@@ -34,9 +34,12 @@ from errord.decide.model import (
     BreakerState,
     CallProgress,
     CallStatus,
+    ClosedEpisode,
     Correction,
     Decision,
     DefaultValue,
+    Episode,
+    EpisodeOutcome,
     ErrorClass,
     ErrorCode,
     FailureReport,
@@ -61,6 +64,7 @@ from errord.decide.policy import (
     Verdict,
     probe_role,
 )
+from errord.decide.signature import signature
 from errord.decide.validate import CallValidator
 from errord.manifests.model import ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
@@ -76,6 +80,8 @@ class CallHistory(Protocol):
 
     @property
     def corrections(self) -> int: ...
+
+    def awaited_by(self, tool: str, attempt: int) -> Episode | None: ...
 
 
 class TurnHistory(Protocol):
@@ -210,12 +216,18 @@ class Engine:
             decision = structs.replace(
                 decision, breaker=breakers.with_probe(stepped.state, probe), probe=True
             )
+        failure = FailureEvent(
+            report=report,
+            decision=decision,
+            opens=_opened(context, decision, manifests),
+            closes=_closed(call, report.tool, report.attempt, EpisodeOutcome.FAILED, now),
+        )
         return Decided(
             decision,
             (
                 *self._beginning(report.turn_id, turn, now),
                 *_transitions(report.tool, report.turn_id, stepped),
-                FailureEvent(report=report, decision=decision),
+                failure,
             ),
         )
 
@@ -226,8 +238,12 @@ class Engine:
         turn: TurnHistory | None,
         now: datetime,
         breaker_of: BreakerViews = no_breakers,
+        call: CallHistory | None = None,
     ) -> tuple[EventDetail, ...]:
-        """The events that record ``report``: the outcome, and the breaker changes it makes."""
+        """The events that record ``report``: the outcome, the breaker changes it makes,
+        and the episode it ends."""
+        succeeded = report.outcome is Outcome.SUCCESS
+        told = EpisodeOutcome.SUCCEEDED if succeeded else EpisodeOutcome.FAILED
         before = breaker_of(report.tool) or CLOSED_BREAKER
         stepped = breakers.on_outcome(
             before,
@@ -239,7 +255,11 @@ class Engine:
         return (
             *self._beginning(report.turn_id, turn, now),
             *_transitions(report.tool, report.turn_id, stepped),
-            OutcomeEvent(report=report, breaker=None if stepped.state == before else stepped.state),
+            OutcomeEvent(
+                report=report,
+                breaker=None if stepped.state == before else stepped.state,
+                closes=_closed(call, report.tool, report.attempt, told, now),
+            ),
         )
 
     def check_call(
@@ -336,6 +356,42 @@ def _problems(
     if validator is None or code not in ARGUMENT_CODES or not report.arguments:
         return ()
     return problems_of(validator, report.arguments)
+
+
+RECOVERIES = frozenset({Action.RETRY, Action.USE_ALTERNATIVE})
+"""Actions whose outcome the next attempt tells: what episodic memory learns from."""
+
+
+def _opened(
+    context: DecisionContext, decision: Decision, manifests: ManifestSnapshot
+) -> Episode | None:
+    """The episode ``decision`` begins, if it is a recovery whose outcome will be told."""
+    if decision.action not in RECOVERIES:
+        return None
+    report = context.report
+    if decision.action is Action.RETRY:
+        via, attempt = report.tool, report.attempt + 1
+    else:
+        via, attempt = decision.alternative_tool or report.tool, 1
+    timeout = decision.next_attempt_timeout or manifests.manifest_for(via)[0].timeout
+    return Episode(
+        tool=report.tool,
+        signature=signature(context.classification.code, report.error.message).key,
+        action=decision.action,
+        decision_id=decision.decision_id,
+        decided_at=context.now,
+        via=via,
+        attempt=attempt,
+        until=context.now + timedelta(seconds=decision.delay + timeout),
+    )
+
+
+def _closed(
+    call: CallHistory | None, tool: str, attempt: int, outcome: EpisodeOutcome, now: datetime
+) -> ClosedEpisode | None:
+    """The episode attempt ``attempt`` of ``tool`` ends, with ``outcome``, if it ends one."""
+    episode = call.awaited_by(tool, attempt) if call is not None else None
+    return None if episode is None else ClosedEpisode(episode=episode, outcome=outcome, at=now)
 
 
 def _plan_part(

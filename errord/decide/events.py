@@ -21,7 +21,9 @@ from errord.decide.model import (
     BreakerChange,
     BreakerState,
     CallKey,
+    ClosedEpisode,
     Decision,
+    Episode,
     FailureReport,
     OutcomeReport,
     PlannedCall,
@@ -70,6 +72,10 @@ class FailureEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.FAILURE.valu
     kind = EventKind.FAILURE
     report: FailureReport
     decision: Decision
+    opens: Episode | None = None
+    """The episode the decision begins: a RETRY, or the alternative tool."""
+    closes: ClosedEpisode | None = None
+    """The episode this failure ends: the attempt an earlier decision's recovery made."""
 
 
 class OutcomeEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.OUTCOME.value):
@@ -79,6 +85,8 @@ class OutcomeEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.OUTCOME.valu
     report: OutcomeReport
     breaker: BreakerState | None = None
     """The tool's circuit breaker after this outcome, when the outcome changed it."""
+    closes: ClosedEpisode | None = None
+    """The episode this outcome ends, when the attempt was an earlier decision's recovery."""
 
 
 class _OfATurn:

@@ -499,3 +499,39 @@ class TurnSummary(Record, frozen=True):
     @property
     def deadline_passed(self) -> bool:
         return self.deadline is not None and self.ended_at >= self.deadline
+
+
+class EpisodeOutcome(Enum):
+    """How a recovery errord decided on turned out."""
+
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+class Episode(Record, frozen=True):
+    """A recovery whose outcome says whether it worked, for episodic memory: a RETRY of
+    the failing tool, or the alternative tool used instead (seed 004 section 6.2). The
+    attempt that tells is attempt ``attempt`` of ``via`` on the same call."""
+
+    tool: str
+    """The tool that failed."""
+    signature: str
+    """Which error it was: errord.decide.signature.Signature.key."""
+    action: Action
+    decision_id: str
+    decided_at: datetime
+    via: str
+    """The tool whose next attempt tells: the failing tool for RETRY, the alternative."""
+    attempt: int
+    """The attempt of ``via`` that tells."""
+    until: datetime
+    """When the telling attempt is over at the latest (the delay plus its timeout); an
+    episode still open then has an unknown outcome."""
+
+
+class ClosedEpisode(Record, frozen=True):
+    """An episode with its outcome, as the report that told it records it."""
+
+    episode: Episode
+    outcome: EpisodeOutcome
+    at: datetime

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from msgspec import Struct, field, structs
 
 from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent
-from errord.decide.model import Action, CallKey, Outcome
+from errord.decide.model import Action, CallKey, Episode, Outcome
 from errord.state.projection import EachEvent
 
 
@@ -37,6 +37,13 @@ class CallState(Struct, frozen=True, omit_defaults=True, gc=False):
     tools: dict[str, ToolRecord] = field(default_factory=dict)
     corrections: int = 0
     """RETURN_TO_MODEL decisions on the call: what the model-correction bound counts."""
+    awaiting: dict[str, Episode] = field(default_factory=dict)
+    """Episodes waiting for the attempt that tells their outcome, by awaited_key(tool,
+    attempt)."""
+
+    def awaited_by(self, tool: str, attempt: int) -> Episode | None:
+        """The episode whose outcome attempt ``attempt`` of ``tool`` tells, if any."""
+        return self.awaiting.get(awaited_key(tool, attempt)) if self.awaiting else None
 
     def failure_recorded(self, tool: str, attempt: int) -> bool:
         record = self.tools.get(tool)
@@ -62,7 +69,7 @@ class CallFold(EachEvent[CallKey, CallState]):
     """Folds failures and outcomes into their call's state."""
 
     name = "call"
-    version = 2
+    version = 3
     key_type = CallKey
     state_type = CallState
 
@@ -85,7 +92,28 @@ class CallFold(EachEvent[CallKey, CallState]):
             record = _ended(state.tools.get(tool) or ToolRecord(), detail)
         else:
             return state
-        return CallState({**state.tools, tool: record}, corrections)
+        awaiting = _awaiting(state.awaiting, detail)
+        return CallState({**state.tools, tool: record}, corrections, awaiting)
+
+
+def awaited_key(tool: str, attempt: int) -> str:
+    return f"{attempt}:{tool}"
+
+
+def _awaiting(
+    awaiting: dict[str, Episode], event: FailureEvent | OutcomeEvent
+) -> dict[str, Episode]:
+    """``awaiting`` less the episode ``event`` closes, plus the one it opens."""
+    opens = event.opens if isinstance(event, FailureEvent) else None
+    if event.closes is None and opens is None:
+        return awaiting
+    changed = dict(awaiting)
+    if event.closes is not None:
+        episode = event.closes.episode
+        changed.pop(awaited_key(episode.via, episode.attempt), None)
+    if opens is not None:
+        changed[awaited_key(opens.via, opens.attempt)] = opens
+    return changed
 
 
 def _failed(record: ToolRecord, event: FailureEvent) -> ToolRecord:
