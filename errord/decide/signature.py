@@ -12,6 +12,7 @@ has the same signature, across restarts and machines.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -24,29 +25,28 @@ FINGERPRINT_CHARS = 160
 SEARCHED_CHARS = 2_000
 """Characters of a message normalized at most."""
 
-# Each pattern replaces one kind of varying detail, in this order: the wide ones (a URL
-# holds numbers and paths) before the narrow ones.
-VARYING: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"[a-z][a-z0-9+.-]*://[^\s'\"<>]+"), "<url>"),
-    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "<email>"),
+# Each alternative names one kind of varying detail; where two could match at one place,
+# the earlier wins (a URL holds numbers and paths). Each starts only where a token does,
+# so that no alternative rescans a long word from every position inside it.
+VARYING: tuple[tuple[str, str], ...] = (
+    ("url", r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://[^\s'\"<>]+"),
+    ("email", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    ("uuid", r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
     (
-        re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
-        "<uuid>",
+        "time",
+        r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?"
+        r"|\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\b",
     ),
-    (
-        re.compile(
-            r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?"
-        ),
-        "<time>",
-    ),
-    (re.compile(r"\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\b"), "<time>"),
-    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
-    (re.compile(r"(?<![\w.:])(?:[a-z]:)?(?:[\\/][\w.@-]+){2,}[\\/]?"), "<path>"),
-    (re.compile(r"'[^']{0,200}'|\"[^\"]{0,200}\"|`[^`]{0,200}`"), "<quoted>"),
-    (re.compile(r"\b(?=[a-z_-]*\d)(?=\w*[a-z])[\w-]{6,}\b"), "<id>"),
-    (re.compile(r"\b(?=[a-f]*\d)[0-9a-f]{8,}\b"), "<hex>"),
-    (re.compile(r"[-+]?\d+(?:[.,]\d+)*(?:[a-z]{1,3}\b|%)?"), "<n>"),
+    ("ip", r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"),
+    ("path", r"(?<![\w.:])(?:[a-z]:)?(?:[\\/][\w.@-]+){2,}[\\/]?"),
+    ("quoted", r"'[^']{0,200}'|\"[^\"]{0,200}\"|`[^`]{0,200}`"),
+    ("id", r"\b(?=[a-z_-]*\d)(?=\w*[a-z])[\w-]{6,}\b"),
+    ("hex", r"\b(?=[a-f]*\d)[0-9a-f]{8,}\b"),
+    ("n", r"(?<![\w.,])[-+]?\d+(?:[.,]\d+)*(?:[a-z]{1,3}\b|%)?|\d+"),
 )
+DETAILS = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in VARYING))
+CACHED_MESSAGES = 1_024
+"""Fingerprints of the latest distinct messages kept: one error repeats its message."""
 SPACES = re.compile(r"\s+")
 
 
@@ -61,8 +61,7 @@ class Signature(Struct, frozen=True, array_like=True, gc=False):
     @property
     def key(self) -> str:
         """A short stable key: the code and a digest of the fingerprint."""
-        digest = hashlib.blake2b(self.fingerprint.encode(), digest_size=8).hexdigest()
-        return f"{self.code.value}:{digest}"
+        return f"{self.code.value}:{_digest(self.fingerprint)}"
 
 
 def signature(code: ErrorCode, message: str) -> Signature:
@@ -71,7 +70,19 @@ def signature(code: ErrorCode, message: str) -> Signature:
 
 def fingerprint(message: str) -> str:
     """``message`` with what varies between occurrences of one error replaced."""
-    text = message[:SEARCHED_CHARS].lower()
-    for pattern, placeholder in VARYING:
-        text = pattern.sub(placeholder, text)
+    return _fingerprint(message[:SEARCHED_CHARS])
+
+
+@functools.lru_cache(maxsize=CACHED_MESSAGES)
+def _fingerprint(message: str) -> str:
+    text = DETAILS.sub(_placeholder, message.lower())
     return SPACES.sub(" ", text).strip()[:FINGERPRINT_CHARS].rstrip()
+
+
+@functools.lru_cache(maxsize=CACHED_MESSAGES)
+def _digest(fingerprint: str) -> str:
+    return hashlib.blake2b(fingerprint.encode(), digest_size=8).hexdigest()
+
+
+def _placeholder(found: re.Match[str]) -> str:
+    return f"<{found.lastgroup}>"
