@@ -21,6 +21,7 @@ from msgspec import structs
 
 from errord.clock import Clock
 from errord.decide import breaker as breakers
+from errord.decide.classify import classify
 from errord.decide.correction import closest_tools
 from errord.decide.engine import CallCheck, Engine
 from errord.decide.events import (
@@ -50,6 +51,7 @@ from errord.decide.model import (
 )
 from errord.decide.reconcile import HeldResult, Reconciliation, Synthesized, ToolCall, reconcile
 from errord.decide.redact import redact, redact_json, redact_report
+from errord.decide.signature import signature
 from errord.decide.summary import summarize
 from errord.errors import (
     FieldViolation,
@@ -61,6 +63,7 @@ from errord.errors import (
     TurnNotFound,
 )
 from errord.manifests.snapshot import ManifestSnapshot
+from errord.state.memory import MemoryKey
 from errord.state.projection import Projection
 from errord.state.projections import Projections
 from errord.state.store import DuplicateEvent, Store, Unit
@@ -458,6 +461,9 @@ class ErrorHandler:
         When a projection dropped one of them for room, all are pinned (so that
         no commit drops them meanwhile) and the missing ones are read back; the
         caller decides, then lets go of the pins, without awaiting in between.
+        The episodic-memory keys a report may change are known once its call is held
+        (the episode it may close): they are read back second, and only once memory
+        dropped any.
         """
         state = self._state
         wanted: list[tuple[Projection[Any, Any], Any]] = []
@@ -473,7 +479,28 @@ class ErrorHandler:
                 (state.tool_stats, report.tool),
                 *((state.breakers, tool) for tool in (report.tool, *alternatives)),
             ]
-        return await self._read_missing(tuple(wanted))
+        held = await self._read_missing(tuple(wanted))
+        if state.memory.complete:
+            return held
+        remembered = [(state.memory, key) for r in reports for key in self._memory_keys(r)]
+        if not any(state.memory.missing(key) for _, key in remembered):
+            return held
+        self._let_go(held)
+        return await self._read_missing((*wanted, *remembered))
+
+    def _memory_keys(self, report: FailureReport | OutcomeReport) -> list[MemoryKey]:
+        """The episodic-memory keys ``report`` may change: of the episode it may close, and
+        (a failure) of the one its decision may open."""
+        keys = []
+        call = self._state.calls.view(report.key.call)
+        episode = call.awaited_by(report.tool, report.attempt) if call is not None else None
+        if episode is not None:
+            keys.append(MemoryKey(episode.tool, episode.signature))
+        if isinstance(report, FailureReport):
+            rules = self.manifests.manifest_for(report.tool)[0].classification
+            code = classify(report.error, rules, report.tool).code
+            keys.append(MemoryKey(report.tool, signature(code, report.error.message).key))
+        return keys
 
     async def _read_missing(self, wanted: _Held) -> _Held:
         """Pin ``wanted`` and read back the keys missing from memory; () when none is."""

@@ -398,6 +398,7 @@ async def test_state_rows_of_a_changed_fold_are_rebuilt_from_the_trace_at_open(
     assert query(db_path, "SELECT name, version FROM projections ORDER BY 1") == [
         ("breaker", 1),
         ("call", 3),
+        ("memory", 1),
         ("tool_stats", 1),
         ("turn", 4),
     ]

@@ -93,7 +93,7 @@ def opened(at: float = 0.0) -> TraceEvent:
 
 
 def fold(*events: TraceEvent) -> ToolStats:
-    return FOLD.apply_all(None, events)
+    return FOLD.apply_all("search", None, events)
 
 
 def test_failures_successes_and_openings_are_counted() -> None:
@@ -121,7 +121,7 @@ def test_folding_one_by_one_equals_folding_a_batch() -> None:
     events = [failed(at=n * 20.0) if n % 3 else succeeded(at=n * 20.0) for n in range(12)]
     one_by_one = None
     for event in events:
-        one_by_one = FOLD.apply(one_by_one, event)
+        one_by_one = FOLD.apply("search", one_by_one, event)
     assert one_by_one == fold(*events)
 
 

@@ -44,7 +44,7 @@ class BreakerFold(EachEvent[str, BreakerState]):
             return (detail.tool,)
         return ()
 
-    def apply(self, state: BreakerState | None, event: TraceEvent) -> BreakerState:
+    def apply(self, key: str, state: BreakerState | None, event: TraceEvent) -> BreakerState:
         after = breaker_after(event)
         assert after is not None, "keys() names no tool for an event without a breaker"
         if state is not None and state == after:

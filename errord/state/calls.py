@@ -79,7 +79,7 @@ class CallFold(EachEvent[CallKey, CallState]):
             return (CallKey(detail.report.turn_id, detail.report.call_id),)
         return ()
 
-    def apply(self, state: CallState | None, event: TraceEvent) -> CallState:
+    def apply(self, key: CallKey, state: CallState | None, event: TraceEvent) -> CallState:
         state = state or EMPTY_CALL
         detail = event.detail
         corrections = state.corrections

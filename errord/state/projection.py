@@ -41,12 +41,13 @@ class Fold(Protocol[K, S]):
         """The keys whose state ``event`` changes; empty when none."""
         ...
 
-    def apply(self, state: S | None, event: TraceEvent) -> S:
-        """The state of a key after ``event``; ``state`` itself when the event changes nothing."""
+    def apply(self, key: K, state: S | None, event: TraceEvent) -> S:
+        """The state of ``key`` after ``event``; ``state`` itself when the event changes
+        nothing. (An event may change several keys, each in its own way.)"""
         ...
 
-    def apply_all(self, state: S | None, events: Sequence[TraceEvent]) -> S | None:
-        """The state of a key after ``events`` (a batch's events of that key, in order);
+    def apply_all(self, key: K, state: S | None, events: Sequence[TraceEvent]) -> S | None:
+        """The state of ``key`` after ``events`` (a batch's events of that key, in order);
         equal to applying them one by one, which ``EachEvent`` does."""
         ...
 
@@ -54,12 +55,12 @@ class Fold(Protocol[K, S]):
 class EachEvent(Generic[K, S]):
     """Mixin for a fold whose batches are its events applied one by one."""
 
-    def apply(self, state: S | None, event: TraceEvent) -> S:
+    def apply(self, key: K, state: S | None, event: TraceEvent) -> S:
         raise NotImplementedError
 
-    def apply_all(self, state: S | None, events: Sequence[TraceEvent]) -> S | None:
+    def apply_all(self, key: K, state: S | None, events: Sequence[TraceEvent]) -> S | None:
         for event in events:
-            state = self.apply(state, event)
+            state = self.apply(key, state, event)
         return state
 
 
@@ -99,7 +100,7 @@ class Projection(Generic[K, S]):
             return self._committed.get(key)
         state, folded = self._viewed.get(key) or (self._committed.get(key), 0)
         for event in reserved[folded:]:
-            state = self.fold.apply(state, event)
+            state = self.fold.apply(key, state, event)
         self._viewed[key] = (state, len(reserved))
         return state
 
@@ -154,7 +155,7 @@ class Projection(Generic[K, S]):
         states: dict[K, S] = {}
         for key, keyed in by_key.items():
             before = self._committed.get(key)
-            after = self.fold.apply_all(before, keyed)
+            after = self.fold.apply_all(key, before, keyed)
             if after is not before and after is not None:
                 states[key] = after
         return Staged(self, states)

@@ -1,7 +1,7 @@
 """The projections decisions read, as one state model for the writer.
 
-Calls, turns, breakers and tool statistics; turn plans and episodic memory join here as more
-projections, each a ``Fold`` over the same trace.
+Calls, turns, breakers, tool statistics and episodic memory, each a ``Fold`` over the same
+trace.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from errord.decide.events import TraceEvent
 from errord.decide.model import BreakerState, CallKey
 from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
+from errord.state.memory import MemoryFold, MemoryKey, MemoryStats
 from errord.state.projection import Projection, Staged
 from errord.state.store.rows import WriteRow, state_row
 from errord.state.tool_stats import ToolStats, ToolStatsFold
@@ -39,18 +40,21 @@ class StagedBatch:
 
 
 class Projections:
-    """Calls, turns, breakers and tool statistics, reserved, staged and committed together."""
+    """Calls, turns, breakers, tool statistics and episodic memory, reserved, staged and
+    committed together."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.calls: Projection[CallKey, CallState] = Projection(CallFold(), capacity)
         self.turns: Projection[str, TurnState] = Projection(TurnFold(), capacity)
         self.breakers: Projection[str, BreakerState] = Projection(BreakerFold(), capacity)
         self.tool_stats: Projection[str, ToolStats] = Projection(ToolStatsFold(), capacity)
+        self.memory: Projection[MemoryKey, MemoryStats] = Projection(MemoryFold(), capacity)
         self.all: tuple[Projection[Any, Any], ...] = (
             self.calls,
             self.turns,
             self.breakers,
             self.tool_stats,
+            self.memory,
         )
 
     def has_tool(self, tool: str) -> bool:

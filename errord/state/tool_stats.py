@@ -146,10 +146,12 @@ class ToolStatsFold:
             return (detail.tool,) if detail.change in _OPENINGS else ()
         return ()
 
-    def apply(self, state: ToolStats | None, event: TraceEvent) -> ToolStats:
-        return self.apply_all(state, (event,))
+    def apply(self, key: str, state: ToolStats | None, event: TraceEvent) -> ToolStats:
+        return self.apply_all(key, state, (event,))
 
-    def apply_all(self, state: ToolStats | None, events: Sequence[TraceEvent]) -> ToolStats:
+    def apply_all(
+        self, key: str, state: ToolStats | None, events: Sequence[TraceEvent]
+    ) -> ToolStats:
         # A batch's events of one tool go into one mutable tally: a copy per batch, not per event.
         tally = _Tally(state or ToolStats())
         for event in events:

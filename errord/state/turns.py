@@ -62,7 +62,7 @@ class TurnFold(EachEvent[str, TurnState]):
         turn_id = event.detail.turn_id
         return (turn_id,) if turn_id else ()
 
-    def apply(self, state: TurnState | None, event: TraceEvent) -> TurnState:
+    def apply(self, key: str, state: TurnState | None, event: TraceEvent) -> TurnState:
         detail = event.detail
         if isinstance(detail, TurnBegan):
             return TurnState(

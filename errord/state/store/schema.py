@@ -149,7 +149,7 @@ async def fold_trace(
             for projection, states in zip(projections, folded, strict=True):
                 fold = projection.fold
                 for key in fold.keys(event):
-                    states[key] = fold.apply(states.get(key), event)
+                    states[key] = fold.apply(key, states.get(key), event)
         after = rows[-1][0]
     return folded
 

@@ -1,0 +1,133 @@
+"""Episodic memory's statistics: per tool and error signature, each recovery's episodes
+opened, succeeded and failed, decayed with time, restored after a restart, and read back
+when memory dropped them for room."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from errord.decide.model import (
+    ErrorCode,
+    FailureReport,
+    Outcome,
+    OutcomeReport,
+    ToolFailure,
+)
+from errord.decide.signature import signature
+from errord.manifests.model import BreakerPolicy, ToolManifest
+from errord.manifests.snapshot import ManifestSnapshot
+from errord.state.memory import HALF_LIFE, MemoryKey, recall
+from tests.harness import Harness
+
+CALM = BreakerPolicy(failure_threshold=1000)
+MANIFESTS = ManifestSnapshot(
+    [
+        ToolManifest(name="search", breaker=CALM, alternatives=("backup",)),
+        ToolManifest(name="backup", breaker=CALM),
+    ]
+)
+MESSAGE = "timeout after 30s on req 8812"
+KEY = MemoryKey("search", signature(ErrorCode.TIMEOUT, MESSAGE).key)
+
+
+@pytest.fixture
+async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    harness = Harness(tmp_path, MANIFESTS)
+    await harness.start()
+    yield harness
+    await harness.close()
+
+
+def failure(
+    call: str, attempt: int = 1, tool: str = "search", code: ErrorCode = ErrorCode.TIMEOUT
+) -> FailureReport:
+    # The request number differs on every call: one signature all the same.
+    message = MESSAGE.replace("8812", f"{attempt}{call}")
+    return FailureReport(
+        turn_id="t",
+        call_id=call,
+        tool=tool,
+        attempt=attempt,
+        error=ToolFailure(code=code, message=message),
+    )
+
+
+def success(call: str, attempt: int, tool: str = "search") -> OutcomeReport:
+    return OutcomeReport(
+        turn_id="t", call_id=call, tool=tool, attempt=attempt, outcome=Outcome.SUCCESS
+    )
+
+
+async def test_retries_that_never_fix_an_error_are_remembered(harness: Harness) -> None:
+    for call in ("1", "2", "3"):
+        await harness.handler.report_failure(failure(call, attempt=1))
+        await harness.handler.report_failure(failure(call, attempt=2))  # the retry failed
+    evidence = recall(harness.state.memory.view(KEY), harness.clock.now())
+    retry = evidence["RETRY"]
+    assert (retry.succeeded, retry.failed) == (0.0, 3.0)
+    assert retry.unknown == 3.0  # each second failure's own retry has not been told yet
+    assert retry.success_rate == 0.0
+
+
+async def test_an_alternative_that_recovers_is_remembered_by_name(harness: Harness) -> None:
+    for call in ("1", "2"):
+        await harness.handler.report_failure(failure(call, code=ErrorCode.NOT_FOUND))
+        await harness.handler.report_outcome(success(call, attempt=1, tool="backup"))
+    key = MemoryKey("search", signature(ErrorCode.NOT_FOUND, MESSAGE).key)
+    evidence = recall(harness.state.memory.view(key), harness.clock.now())
+    assert evidence["USE_ALTERNATIVE:backup"].succeeded == 2.0
+    assert evidence["USE_ALTERNATIVE:backup"].success_rate == 1.0
+
+
+async def test_evidence_fades_by_half_every_half_life(harness: Harness) -> None:
+    await harness.handler.report_failure(failure("1", attempt=1))
+    await harness.handler.report_outcome(success("1", attempt=2))
+    harness.clock.advance(HALF_LIFE)
+    retry = recall(harness.state.memory.view(KEY), harness.clock.now())["RETRY"]
+    assert retry.succeeded == pytest.approx(0.5)
+    assert retry.unknown == pytest.approx(0.0)
+
+
+async def test_memory_survives_a_restart_and_equals_a_rebuild(harness: Harness) -> None:
+    await harness.handler.report_failure(failure("1", attempt=1))
+    harness.clock.advance(60.0)
+    await harness.handler.report_outcome(success("1", attempt=2))
+    before = harness.state.memory.view(KEY)
+    await harness.restart()
+    assert harness.state.memory.view(KEY) == before
+    [rebuilt] = [
+        states
+        for projection, states in zip(
+            harness.state.all, await harness.store.fold_trace(harness.state.all), strict=True
+        )
+        if projection is harness.state.memory
+    ]
+    assert rebuilt[KEY] == before
+
+
+async def test_a_dropped_memory_key_is_read_back_before_it_changes(tmp_path: Path) -> None:
+    harness = Harness(tmp_path, MANIFESTS)
+    harness.capacity = 2
+    await harness.start()
+    try:
+        await harness.handler.report_failure(failure("1", attempt=1))
+        for number in range(5):  # other errors push KEY out of memory
+            other = FailureReport(
+                turn_id="u",
+                call_id=f"o{number}",
+                tool=f"tool{number}",
+                attempt=1,
+                error=ToolFailure(code=ErrorCode.TIMEOUT, message=f"error kind {number * 'x'}"),
+            )
+            await harness.handler.report_failure(other)
+        assert harness.state.memory.missing(KEY)
+        await harness.handler.report_outcome(success("1", attempt=2))
+        stats = harness.state.memory.view(KEY)
+        assert stats is not None
+        tally = stats.tallies["RETRY"]
+        assert (tally.opened, tally.succeeded) == (1.0, 1.0)  # opened before, told after
+    finally:
+        await harness.close()
