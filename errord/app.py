@@ -67,7 +67,10 @@ async def serve(
         ) as store:
             engine = Engine(
                 default_policy(
-                    random.Random(), settings.retry_budget(), settings.model_corrections
+                    random.Random(),
+                    settings.retry_budget(),
+                    settings.model_corrections,
+                    settings.memory_min_episodes,
                 ),
                 turn_deadline=settings.turn_deadline_seconds,
                 message_format=settings.message_format,

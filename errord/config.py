@@ -19,6 +19,9 @@
     model_corrections = 2
     llm_message_format = "text"         # "text" (seed 002's block) or "json" (seed 003's fields)
 
+    # Episodic memory steers a decision once a recovery has this many told episodes (decayed).
+    memory_min_episodes = 5
+
     # Retries one turn's calls may be granted in all; no budget when neither is set.
     turn_retry_budget = 10              # at most this many
     turn_retry_budget_share = 1.0       # at most this many per call of the turn, rounded up
@@ -128,6 +131,8 @@ class Settings:
     """Times per call a failure the model caused goes back to it before ESCALATE."""
     llm_message_format: str = "text"
     """How llm_message is laid out: text or json."""
+    memory_min_episodes: float = 5.0
+    """Told episodes (decayed) of a recovery before episodic memory steers decisions."""
 
     def __post_init__(self) -> None:
         problem = check_listen(self.listen)
@@ -158,6 +163,8 @@ class Settings:
             raise ConfigError(f"log_level: expected one of {', '.join(LOG_LEVELS)}")
         if not 0 <= self.model_corrections <= MAX_MODEL_CORRECTIONS:
             raise ConfigError(f"model_corrections: must be from 0 to {MAX_MODEL_CORRECTIONS}")
+        if not 1 <= self.memory_min_episodes <= 10_000:
+            raise ConfigError("memory_min_episodes: must be from 1 to 10000")
         formats = [layout.value for layout in MessageFormat]
         if self.llm_message_format not in formats:
             raise ConfigError(f"llm_message_format: expected one of {', '.join(formats)}")
@@ -237,6 +244,7 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "turn_retry_budget_share": (int, float),
         "model_corrections": (int,),
         "llm_message_format": (str,),
+        "memory_min_episodes": (int, float),
     }
     where = f"{path}:{line_of(text, key)}"
     if key not in types:

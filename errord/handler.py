@@ -34,6 +34,7 @@ from errord.decide.events import (
     TurnBegan,
     TurnEnded,
 )
+from errord.decide.memory import MemoryStats
 from errord.decide.model import (
     BreakerState,
     CallProgress,
@@ -364,7 +365,13 @@ class ErrorHandler:
                 "report the failures of a new turn under a new turn_id"
             )
         decided = self._engine.decide(
-            report, self.manifests, call, turn, self._clock.now(), self._state.breakers.view
+            report,
+            self.manifests,
+            call,
+            turn,
+            self._clock.now(),
+            self._state.breakers.view,
+            self._remembered,
         )
         unit = self._submit(EventKind.FAILURE, report.key, decided.events)
         return self._new_failure(report, decided.decision, unit)
@@ -487,6 +494,9 @@ class ErrorHandler:
             return held
         self._let_go(held)
         return await self._read_missing((*wanted, *remembered))
+
+    def _remembered(self, tool: str, signature_key: str) -> MemoryStats | None:
+        return self._state.memory.view(MemoryKey(tool, signature_key))
 
     def _memory_keys(self, report: FailureReport | OutcomeReport) -> list[MemoryKey]:
         """The episodic-memory keys ``report`` may change: of the episode it may close, and

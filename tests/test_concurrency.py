@@ -32,8 +32,19 @@ def errord(tmp_path: Path) -> Iterator[DaemonProcess]:
             """
         )
     )
+    # Every retry here fails alike: episodic memory would soon stop granting them, and
+    # these tests are about the retry limits under concurrency.
+    settings = tmp_path / "errord.toml"
+    settings.write_text("memory_min_episodes = 10000\n")
     running = start_process(
-        "--listen", "127.0.0.1:0", "--db", str(tmp_path / "errord.db"), "--manifests", str(tools)
+        "--listen",
+        "127.0.0.1:0",
+        "--db",
+        str(tmp_path / "errord.db"),
+        "--manifests",
+        str(tools),
+        "--config",
+        str(settings),
     )
     yield running
     running.terminate()

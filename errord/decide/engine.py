@@ -26,6 +26,7 @@ from errord.decide.events import (
     OutcomeEvent,
     TurnBegan,
 )
+from errord.decide.memory import MemoryStats, recall
 from errord.decide.messages import compose, consequence_reasons, correction_message
 from errord.decide.model import (
     CLOSED_BREAKER,
@@ -49,6 +50,7 @@ from errord.decide.model import (
     ParameterProblem,
     PlannedCall,
     Probe,
+    Recalled,
     RetryBudget,
 )
 from errord.decide.model_message import MessageFormat
@@ -107,6 +109,14 @@ class TurnHistory(Protocol):
 
     @property
     def progress(self) -> Mapping[str, CallProgress]: ...
+
+
+MemoryViews = Callable[[str, str], MemoryStats | None]
+"""What episodic memory holds of a tool's error, by tool and signature key."""
+
+
+def no_memory(tool: str, signature_key: str) -> MemoryStats | None:
+    return None
 
 
 BreakerViews = Callable[[str], BreakerState | None]
@@ -173,6 +183,7 @@ class Engine:
         turn: TurnHistory | None,
         now: datetime,
         breaker_of: BreakerViews = no_breakers,
+        memory_of: MemoryViews = no_memory,
     ) -> Decided:
         """The decision on ``report`` (redacted already: errord.decide.redact.redact_report),
         given what its call and turn went through so far and the breakers of its tool and
@@ -188,6 +199,8 @@ class Engine:
         )
         failed = call.failed_tools if call is not None else frozenset()
         validator = manifests.validators.for_tool(report.tool)
+        error = signature(classification.code, report.error.message).key
+        memory = recall(memory_of(report.tool, error), now)
         context = DecisionContext(
             report=report,
             classification=classification,
@@ -208,6 +221,7 @@ class Engine:
             breaker=BreakerPart(stepped.state, _open_tools(manifest.alternatives, breaker_of, now)),
             plan=_plan_part(report.call_id, manifest, turn, manifests),
             problems=_problems(report, classification.code, validator),
+            memory=memory,
         )
         verdict = self._policy.decide(context)
         decision = self._decision(context, verdict, manifests)
@@ -219,7 +233,7 @@ class Engine:
         failure = FailureEvent(
             report=report,
             decision=decision,
-            opens=_opened(context, decision, manifests),
+            opens=_opened(context, decision, manifests, error),
             closes=_closed(call, report.tool, report.attempt, EpisodeOutcome.FAILED, now),
         )
         return Decided(
@@ -328,6 +342,10 @@ class Engine:
                 else None
             ),
             correction=correction,
+            recalled=tuple(
+                Recalled(recovery=name, succeeded=e.succeeded, failed=e.failed, unknown=e.unknown)
+                for name, e in context.memory.items()
+            ),
         )
 
 
@@ -363,7 +381,7 @@ RECOVERIES = frozenset({Action.RETRY, Action.USE_ALTERNATIVE})
 
 
 def _opened(
-    context: DecisionContext, decision: Decision, manifests: ManifestSnapshot
+    context: DecisionContext, decision: Decision, manifests: ManifestSnapshot, error: str
 ) -> Episode | None:
     """The episode ``decision`` begins, if it is a recovery whose outcome will be told."""
     if decision.action not in RECOVERIES:
@@ -376,7 +394,7 @@ def _opened(
     timeout = decision.next_attempt_timeout or manifests.manifest_for(via)[0].timeout
     return Episode(
         tool=report.tool,
-        signature=signature(context.classification.code, report.error.message).key,
+        signature=error,
         action=decision.action,
         decision_id=decision.decision_id,
         decided_at=context.now,

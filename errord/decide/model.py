@@ -83,6 +83,8 @@ class RefusalKind(Enum):
     """The turn was granted as many retries as its budget allows."""
     DEADLINE = "DEADLINE"
     """The retry would not end before the turn's deadline."""
+    RETRIES_NEVER_FIX = "RETRIES_NEVER_FIX"
+    """Episodic memory: retries of this error have not fixed it once, over enough episodes."""
 
 
 class BreakerPhase(Enum):
@@ -276,6 +278,10 @@ class Refusal(Record, frozen=True):
     """The attempt that failed (ATTEMPTS_EXHAUSTED)."""
     granted: int = 0
     """Retries the turn was granted already (RETRY_BUDGET_SPENT)."""
+    recovered: float = 0.0
+    """Similar failures retries recovered, decayed (RETRIES_NEVER_FIX)."""
+    tried: float = 0.0
+    """Similar failures retried with a known outcome, decayed (RETRIES_NEVER_FIX)."""
 
 
 class DefaultValue(Struct, frozen=True, gc=False):
@@ -382,6 +388,16 @@ class Correction(Record, frozen=True):
     """Further corrections of this call the policy allows after this one."""
 
 
+class Recalled(Record, frozen=True):
+    """One recovery's evidence as a decision read it (decayed counts)."""
+
+    recovery: str
+    """``RETRY``, or ``USE_ALTERNATIVE:<tool>``."""
+    succeeded: float
+    failed: float
+    unknown: float
+
+
 class Decision(Record, frozen=True):
     """One recovery decision, answering one failure report."""
 
@@ -425,6 +441,8 @@ class Decision(Record, frozen=True):
     correction: Correction | None = None
     """What the model must correct (RETURN_TO_MODEL, and an ESCALATE after the last
     correction allowed)."""
+    recalled: tuple[Recalled, ...] = ()
+    """The episodic-memory evidence the decision read, per recovery of this error."""
 
     @property
     def key(self) -> ReportKey:

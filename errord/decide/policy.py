@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
+from errord.decide.memory import Evidence
 from errord.decide.model import (
     CLOSED_BREAKER,
     WITHOUT_RESULT,
@@ -132,6 +133,8 @@ class DecisionContext:
     problems: tuple[ParameterProblem, ...] = ()
     """How the reported arguments break the tool's JSON Schema, when the failure says
     they were invalid and the tool has one."""
+    memory: Mapping[str, Evidence] = field(default_factory=dict)
+    """What episodic memory knows of this tool's error, per recovery (errord.decide.memory)."""
 
     @property
     def manifest(self) -> ToolManifest:
@@ -294,6 +297,25 @@ class TurnRetryBudgetSpent(RetryGate):
         return None
 
 
+class RetriesNeverFix(RetryGate):
+    """No retry of an error that retries have not fixed once in ``min_episodes`` similar
+    failures or more (episodic memory, decayed: the evidence fades, and then retries are
+    tried again)."""
+
+    def __init__(self, min_episodes: float = 5) -> None:
+        self.min_episodes = min_episodes
+
+    def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
+        evidence = context.memory.get(Action.RETRY.value)
+        if evidence is None or evidence.told < self.min_episodes or evidence.succeeded >= 0.5:
+            return None
+        return Refusal(
+            kind=RefusalKind.RETRIES_NEVER_FIX,
+            recovered=evidence.succeeded,
+            tried=evidence.told,
+        )
+
+
 class DeadlineTooClose(RetryGate):
     """No retry that could still be running at the turn's deadline: the delay plus the
     tool's timeout must end before it."""
@@ -392,14 +414,26 @@ class ReturnToModel(Fallback):
 
 
 class UseAlternative(Fallback):
-    """Switch to the first alternative the manifest lists that has not failed on this call
-    and whose breaker is not open."""
+    """Switch to the alternative that has not failed on this call, whose breaker is not
+    open, and that recovers this error best: by episodic memory where it has at least
+    ``min_episodes`` told episodes, else in the manifest's order (an unproven alternative
+    counts as recovering half the time)."""
+
+    def __init__(self, min_episodes: float = 5) -> None:
+        self.min_episodes = min_episodes
 
     def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
         usable = usable_alternatives(context)
         if not usable:
             return None
-        return Verdict(Action.USE_ALTERNATIVE, refusal, alternative_tool=usable[0])
+        best = max(usable, key=lambda tool: self.score(context, tool))  # first of equals
+        return Verdict(Action.USE_ALTERNATIVE, refusal, alternative_tool=best)
+
+    def score(self, context: DecisionContext, tool: str) -> float:
+        evidence = context.memory.get(f"{Action.USE_ALTERNATIVE.value}:{tool}")
+        if evidence is None or evidence.told < self.min_episodes:
+            return 0.5
+        return evidence.success_rate
 
 
 def usable_alternatives(context: DecisionContext) -> list[str]:
@@ -530,10 +564,14 @@ def with_cascade(context: DecisionContext, verdict: Verdict) -> Verdict:
 
 
 def default_policy(
-    jitter: Jitter, budget: RetryBudget | None = None, corrections: int = 2
+    jitter: Jitter,
+    budget: RetryBudget | None = None,
+    corrections: int = 2,
+    min_episodes: float = 5,
 ) -> RecoveryPolicy:
     """The policy of the seeds: backoff honouring Retry-After; retry unless permanent,
-    not idempotent, the breaker open (or its half-open probe taken), too close to the
+    not idempotent, the breaker open (or its half-open probe taken), retries of this error
+    never having fixed it (episodic memory, over ``min_episodes``), too close to the
     turn's deadline, the turn's retry budget spent (its own, else ``budget``), out of
     attempts, asked to wait too long or out of retry time; else, for a failure the model
     caused, back to the model (``corrections`` times per call, then escalate); else an
@@ -550,10 +588,14 @@ def default_policy(
     )
     return RecoveryPolicy(
         backoff=HonourRetryAfter(ExponentialBackoff(jitter)),
-        gate=PermanentError() | NotIdempotent() | BreakerOpen() | limits,
+        gate=PermanentError()
+        | NotIdempotent()
+        | BreakerOpen()
+        | RetriesNeverFix(min_episodes)
+        | limits,
         fallbacks=(
             ReturnToModel(corrections),
-            UseAlternative(),
+            UseAlternative(min_episodes),
             AwaitProbe(limits),
             ContinuePartial(),
             UseDefault(),

@@ -36,7 +36,9 @@ REASONS: dict[tuple[Action, str], str] = {
         "No retry: {refusal}; the model caused it, so it gets the error back to correct its "
         "call ({correction_number} of {correction_limit})."
     ),
-    (Action.USE_ALTERNATIVE, ""): "No retry: {refusal}; using the alternative tool {alternative}.",
+    (Action.USE_ALTERNATIVE, ""): (
+        "No retry: {refusal}; using the alternative tool {alternative}{alternative_evidence}."
+    ),
     (Action.CONTINUE_PARTIAL, ""): (
         "No retry: {refusal}; continuing with the partial result {tool} returned."
     ),

@@ -101,6 +101,9 @@ class Fields(dict[str, object]):
 
 
 REFUSALS: dict[RefusalKind, str] = {
+    RefusalKind.RETRIES_NEVER_FIX: (
+        "retries fixed {recovered} of {tried} similar failures of {tool} recently"
+    ),
     RefusalKind.PERMANENT_ERROR: (
         "the error is permanent ({code}), so retrying the same call cannot help"
     ),
@@ -144,6 +147,8 @@ def _refusal_fields(context: DecisionContext, refusal: Refusal) -> dict[str, obj
         "spent_ms": milliseconds(refusal.spent),
         "wait_ms": milliseconds(refusal.wait),
         "granted": refusal.granted,
+        "recovered": round(refusal.recovered),
+        "tried": round(refusal.tried),
         "deadline_clause": _deadline_clause(context, refusal),
         "half_opens": _half_opens(context, refusal),
     }
@@ -209,6 +214,7 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     "next_attempt": lambda context, verdict: context.report.attempt + 1,
     "limit": lambda context, verdict: context.manifest.retry_policy.max_attempts,
     "alternative": lambda context, verdict: verdict.alternative_tool,
+    "alternative_evidence": lambda context, verdict: _alternative_evidence(context, verdict),
     "unusable_alternatives": _unusable_alternatives,
     "default_json": lambda context, verdict: clip(
         json.dumps(context.plan.default.value if context.plan.default else None)
@@ -226,3 +232,12 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     ),
 }
 """How each field a template may name (beyond ``tool`` and ``code``) is worked out."""
+
+
+def _alternative_evidence(context: DecisionContext, verdict: Verdict) -> str:
+    """What episodic memory knows of the chosen alternative for this error, if anything."""
+    evidence = context.memory.get(f"{Action.USE_ALTERNATIVE.value}:{verdict.alternative_tool}")
+    if evidence is None or round(evidence.told) == 0:
+        return ""
+    recovered, tried = round(evidence.succeeded), round(evidence.told)
+    return f", which recovered {recovered} of {tried} similar failures recently"

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from errord.decide.events import TraceEvent
+from errord.decide.memory import MemoryStats
 from errord.decide.model import BreakerState, CallKey
 from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
-from errord.state.memory import MemoryFold, MemoryKey, MemoryStats
+from errord.state.memory import MemoryFold, MemoryKey
 from errord.state.projection import Projection, Staged
 from errord.state.store.rows import WriteRow, state_row
 from errord.state.tool_stats import ToolStats, ToolStatsFold

@@ -1,0 +1,133 @@
+"""Episodic memory changes decisions (seed 004 section 6.2): an error that retries never
+fix is not retried, the alternative that recovers it is preferred, and when the evidence
+fades (injected clock) retries are tried again. The reason states the evidence, and the
+decision records what it read."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from errord.config import Settings
+from errord.decide.memory import HALF_LIFE
+from errord.decide.model import (
+    Action,
+    ErrorCode,
+    FailureReport,
+    Outcome,
+    OutcomeReport,
+    RefusalKind,
+    ToolFailure,
+)
+from errord.errors import ConfigError
+from errord.manifests.model import BreakerPolicy, ToolManifest
+from errord.manifests.snapshot import ManifestSnapshot
+from tests.harness import Harness
+
+CALM = BreakerPolicy(failure_threshold=1_000_000)
+MANIFESTS = ManifestSnapshot(
+    [
+        ToolManifest(name="search", breaker=CALM, alternatives=("mirror", "backup")),
+        ToolManifest(name="mirror", breaker=CALM),
+        ToolManifest(name="backup", breaker=CALM),
+    ]
+)
+
+
+@pytest.fixture
+async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    harness = Harness(tmp_path, MANIFESTS)
+    await harness.start()
+    yield harness
+    await harness.close()
+
+
+def failure(call: str, attempt: int = 1, tool: str = "search", turn: str = "t") -> FailureReport:
+    request = sum(map(ord, call)) * 7 + attempt  # differs per call: one signature still
+    message = f"upstream timeout after {attempt}0s on req {request}"
+    return FailureReport(
+        turn_id=turn,
+        call_id=call,
+        tool=tool,
+        attempt=attempt,
+        error=ToolFailure(code=ErrorCode.TIMEOUT, message=message),
+    )
+
+
+def outcome(call: str, attempt: int, tool: str, success: bool, turn: str = "t") -> OutcomeReport:
+    return OutcomeReport(
+        turn_id=turn,
+        call_id=call,
+        tool=tool,
+        attempt=attempt,
+        outcome=Outcome.SUCCESS if success else Outcome.FAILURE,
+    )
+
+
+async def hopeless_retries(harness: Harness, count: int, prefix: str = "h") -> None:
+    """``count`` calls whose retry failed too."""
+    for number in range(count):
+        call = f"{prefix}{number}"
+        await harness.handler.report_failure(failure(call, attempt=1))
+        await harness.handler.report_outcome(outcome(call, 2, "search", success=False))
+
+
+async def test_an_error_retries_never_fix_goes_straight_to_the_alternative(
+    harness: Harness,
+) -> None:
+    await hopeless_retries(harness, 4)
+    still, _ = await harness.handler.report_failure(failure("x"))
+    assert still.action is Action.RETRY  # 4 episodes: not enough evidence yet
+    await harness.handler.report_outcome(outcome("x", 2, "search", success=False))
+    decision, _ = await harness.handler.report_failure(failure("y"))
+    assert (decision.action, decision.alternative_tool) == (Action.USE_ALTERNATIVE, "mirror")
+    assert decision.refusal is not None
+    assert decision.refusal.kind is RefusalKind.RETRIES_NEVER_FIX
+    assert decision.reason.startswith(
+        "No retry: retries fixed 0 of 5 similar failures of search recently; using the "
+        "alternative tool mirror."
+    )
+    [recalled] = decision.recalled
+    assert (recalled.recovery, recalled.succeeded, recalled.failed) == ("RETRY", 0.0, 5.0)
+
+
+async def test_the_alternative_that_recovers_this_error_is_preferred(harness: Harness) -> None:
+    await hopeless_retries(harness, 5)
+    for number in range(6):  # mirror (listed first) fails this error, backup recovers it
+        call = f"a{number}"
+        first, _ = await harness.handler.report_failure(failure(call))
+        tool = first.alternative_tool
+        assert tool is not None
+        await harness.handler.report_outcome(outcome(call, 1, tool, success=tool == "backup"))
+        if tool == "mirror":
+            await harness.handler.report_failure(failure(call, tool="mirror"))
+            await harness.handler.report_outcome(outcome(call, 1, "backup", success=True))
+    decision, _ = await harness.handler.report_failure(failure("z"))
+    assert decision.alternative_tool == "backup"
+    assert "using the alternative tool backup, which recovered" in decision.reason
+    recalled = {r.recovery: r for r in decision.recalled}
+    assert recalled["USE_ALTERNATIVE:mirror"].succeeded == 0.0
+    assert recalled["USE_ALTERNATIVE:backup"].failed == 0.0
+
+
+async def test_retries_are_tried_again_once_the_evidence_fades(harness: Harness) -> None:
+    await hopeless_retries(harness, 6)
+    refused, _ = await harness.handler.report_failure(failure("r1"))
+    assert refused.action is Action.USE_ALTERNATIVE
+    harness.clock.advance(HALF_LIFE)  # 6 told episodes count as 3: below the 5 needed
+    retried, _ = await harness.handler.report_failure(failure("r2", turn="later"))
+    assert retried.action is Action.RETRY
+    await harness.handler.report_outcome(outcome("r2", 2, "search", True, turn="later"))
+    for number in range(5):  # the error recovers again on retry
+        call = f"ok{number}"
+        again, _ = await harness.handler.report_failure(failure(call, turn="later"))
+        assert again.action is Action.RETRY
+        await harness.handler.report_outcome(outcome(call, 2, "search", True, turn="later"))
+
+
+def test_how_much_evidence_steers_a_decision_is_a_setting() -> None:
+    assert Settings().memory_min_episodes == 5
+    with pytest.raises(ConfigError, match="memory_min_episodes: must be from 1 to 10000"):
+        Settings(memory_min_episodes=0)
