@@ -1,5 +1,5 @@
-"""The errord command: ``serve``, ``check DIR``, and for a running daemon ``stats`` and
-``breaker``.
+"""The errord command: ``serve``, ``check DIR``, and for a running daemon ``stats``,
+``breaker`` and ``memory``.
 
 Exit codes: 0 success; 1 ``check`` found problems or the daemon failed at run
 time; 2 usage errors; 78 (EX_CONFIG) the daemon refused to start on invalid
@@ -50,6 +50,11 @@ def parser() -> argparse.ArgumentParser:
     stats = commands.add_parser("stats", help="a running daemon's per-tool statistics")
     stats.add_argument("tool", nargs="?", default="", help="one tool (default: all)")
     _add_connection(stats)
+
+    memory = commands.add_parser("memory", help="what episodic memory holds of a tool's errors")
+    memory.add_argument("tool")
+    memory.add_argument("--message", help="only the error this message is (its signature)")
+    _add_connection(memory)
 
     breaker = commands.add_parser("breaker", help="list, reset or force open circuit breakers")
     actions = breaker.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -166,6 +171,10 @@ def run_operator(args: argparse.Namespace) -> int:
         stats = pb.GetToolStatsRequest(tool=args.tool)
         response = ops.call(address, lambda stub: stub.GetToolStats, stats)
         text = ops.format_stats(response)
+    elif args.command == "memory":
+        recall = pb.RecallEpisodesRequest(tool=args.tool, message=args.message or "")
+        response = ops.call(address, lambda stub: stub.RecallEpisodes, recall)
+        text = ops.format_memory(args.tool, response)
     elif args.action == "list":
         response = ops.call(address, lambda stub: stub.ListBreakers, pb.ListBreakersRequest())
         text = ops.format_breakers(list(response.breakers))

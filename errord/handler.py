@@ -34,13 +34,14 @@ from errord.decide.events import (
     TurnBegan,
     TurnEnded,
 )
-from errord.decide.memory import MemoryStats
+from errord.decide.memory import MemoryStats, recall
 from errord.decide.model import (
     BreakerState,
     CallProgress,
     CallStatus,
     Decision,
     DefaultValue,
+    ErrorCode,
     FailureReport,
     JSONValue,
     Outcome,
@@ -48,6 +49,7 @@ from errord.decide.model import (
     PlannedCall,
     ReportKey,
     RetryBudget,
+    ToolFailure,
     TurnSummary,
 )
 from errord.decide.reconcile import HeldResult, Reconciliation, Synthesized, ToolCall, reconcile
@@ -495,6 +497,32 @@ class ErrorHandler:
         self._let_go(held)
         return await self._read_missing((*wanted, *remembered))
 
+    async def recall_episodes(
+        self, tool: str, message: str | None, code: ErrorCode | None
+    ) -> list[tuple[MemoryKey, MemoryStats]]:
+        """What episodic memory holds of ``tool``'s errors, most episodes first: of the one
+        ``message`` is (its code inferred unless given), or of all memory holds in RAM.
+
+        Raises ToolNotFound for a tool with no manifest and no recorded report.
+        """
+        if tool not in self.manifests and not self._state.has_tool(tool):
+            raise ToolNotFound(tool)
+        memory, now = self._state.memory, self._clock.now()
+        if message is None:
+            found = [(k, s) for k, s in memory.snapshot().items() if k.tool == tool]
+        else:
+            if code is None:
+                rules = self.manifests.manifest_for(tool)[0].classification
+                code = classify(ToolFailure(message=message), rules, tool).code
+            key = MemoryKey(tool, signature(code, message).key)
+            held = await self._read_missing(((memory, key),))
+            try:
+                stats = memory.view(key)
+            finally:
+                self._let_go(held)
+            found = [] if stats is None else [(key, stats)]
+        return sorted(found, key=lambda item: -_episodes(item[1], now))
+
     def _remembered(self, tool: str, signature_key: str) -> MemoryStats | None:
         return self._state.memory.view(MemoryKey(tool, signature_key))
 
@@ -611,6 +639,10 @@ def synthesized(
     return Synthesized(
         f"No result: the {call.tool} call did not complete.", "errord has no report of this call"
     )
+
+
+def _episodes(stats: MemoryStats, now: datetime) -> float:
+    return sum(evidence.episodes for evidence in recall(stats, now).values())
 
 
 def _succeeded(fate: FailureEvent | OutcomeEvent | None) -> bool:

@@ -66,7 +66,7 @@ from errord.decide.policy import (
     Verdict,
     probe_role,
 )
-from errord.decide.signature import signature
+from errord.decide.signature import Signature, signature
 from errord.decide.validate import CallValidator
 from errord.manifests.model import ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
@@ -199,8 +199,8 @@ class Engine:
         )
         failed = call.failed_tools if call is not None else frozenset()
         validator = manifests.validators.for_tool(report.tool)
-        error = signature(classification.code, report.error.message).key
-        memory = recall(memory_of(report.tool, error), now)
+        error = signature(classification.code, report.error.message)
+        memory = recall(memory_of(report.tool, error.key), now)
         context = DecisionContext(
             report=report,
             classification=classification,
@@ -381,7 +381,7 @@ RECOVERIES = frozenset({Action.RETRY, Action.USE_ALTERNATIVE})
 
 
 def _opened(
-    context: DecisionContext, decision: Decision, manifests: ManifestSnapshot, error: str
+    context: DecisionContext, decision: Decision, manifests: ManifestSnapshot, error: Signature
 ) -> Episode | None:
     """The episode ``decision`` begins, if it is a recovery whose outcome will be told."""
     if decision.action not in RECOVERIES:
@@ -394,7 +394,8 @@ def _opened(
     timeout = decision.next_attempt_timeout or manifests.manifest_for(via)[0].timeout
     return Episode(
         tool=report.tool,
-        signature=error,
+        signature=error.key,
+        fingerprint=error.fingerprint,
         action=decision.action,
         decision_id=decision.decision_id,
         decided_at=context.now,

@@ -41,6 +41,8 @@ class MemoryStats(Struct, frozen=True, gc=False):
 
     tallies: dict[str, Tally] = field(default_factory=dict)
     """By recovery: ``RETRY``, or ``USE_ALTERNATIVE:<tool>``."""
+    fingerprint: str = ""
+    """The error's message with its varying details replaced, for people to read."""
 
 
 def recovery(episode: Episode) -> str:

@@ -545,6 +545,8 @@ class Episode(Record, frozen=True):
     until: datetime
     """When the telling attempt is over at the latest (the delay plus its timeout); an
     episode still open then has an unknown outcome."""
+    fingerprint: str = ""
+    """The error's message with its varying details replaced, for people to read."""
 
 
 class ClosedEpisode(Record, frozen=True):

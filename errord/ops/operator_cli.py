@@ -1,4 +1,5 @@
-"""``errord stats`` and ``errord breaker``: the OperatorService from a shell.
+"""``errord stats``, ``errord breaker`` and ``errord memory``: the OperatorService from a
+shell.
 
 They talk to a running daemon over gRPC, as grpcurl would, and print what it
 answers as text an operator reads at a glance (or, with ``--json``, the
@@ -95,6 +96,23 @@ def format_stats(response: pb.GetToolStatsResponse) -> str:
         for alert in tool.alerts:
             kind = pb.AlertKind.Name(alert.kind).removeprefix("ALERT_KIND_").lower()
             lines.append(f"  ALERT {kind}: {alert.message}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def format_memory(tool: str, response: pb.RecallEpisodesResponse) -> str:
+    """Each error of the tool memory holds, with how each recovery turned out."""
+    if not response.errors:
+        return f"{tool}: no episodes remembered"
+    blocks = []
+    for error in response.errors:
+        lines = [f"{tool}  {error.fingerprint or '(no message)'}  [{error.signature}]"]
+        for evidence in error.recoveries:
+            told = evidence.succeeded + evidence.failed
+            lines.append(
+                f"  {evidence.recovery}: recovered {evidence.succeeded:.1f} of {told:.1f} "
+                f"({evidence.success_rate:.0%}), {evidence.unknown:.1f} unknown"
+            )
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

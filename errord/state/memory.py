@@ -51,11 +51,13 @@ class MemoryFold(EachEvent[MemoryKey, MemoryStats]):
         tallies = dict(state.tallies) if state is not None else {}
         opens = detail.opens if isinstance(detail, FailureEvent) else None
         closes = detail.closes if isinstance(detail, FailureEvent | OutcomeEvent) else None
+        fingerprint = state.fingerprint if state is not None else ""
         if opens is not None and _key(opens) == key:
             _count(tallies, recovery(opens), event.time, opened=1.0)
+            fingerprint = fingerprint or opens.fingerprint
         if closes is not None and _key(closes.episode) == key:
             _count(tallies, recovery(closes.episode), event.time, **_told(closes))
-        return MemoryStats(tallies)
+        return MemoryStats(tallies, fingerprint)
 
 
 def _key(episode: Episode) -> MemoryKey:

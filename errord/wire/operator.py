@@ -7,16 +7,19 @@ records it as a trace event before answering.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import grpc
 from errord_client.v1 import errord_pb2 as pb
 
 from errord.clock import Clock
+from errord.decide.memory import MemoryStats, recall
 from errord.errors import ToolNotFound
 from errord.handler import ErrorHandler
 from errord.health import BreakerView, ToolHealth, ToolHealthBoard
 from errord.manifests.model import MAX_COOLDOWN
+from errord.state.memory import MemoryKey
 from errord.wire import convert
 from errord.wire.convert import Violations
 from errord.wire.service import answer, decode
@@ -115,6 +118,26 @@ class OperatorService:
 
         return await answer(context, handle)
 
+    async def recall_episodes(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.RecallEpisodesResponse:
+        async def handle() -> pb.RecallEpisodesResponse:
+            request = decode(pb.RecallEpisodesRequest, data)
+            check = Violations()
+            tool = check.identifier("tool", request.tool)
+            message = check.text("message", request.message) if request.message else None
+            code = None
+            if request.code != pb.ERROR_CODE_UNSPECIFIED:
+                code = check.enum("code", request.code, convert.CODES)
+            check.raise_any()
+            remembered = await self._handler.recall_episodes(tool, message, code)
+            now = self._clock.now()
+            return pb.RecallEpisodesResponse(
+                errors=[remembered_to_proto(key, stats, now) for key, stats in remembered]
+            )
+
+        return await answer(context, handle)
+
     def _known_tool(self, tool: str) -> str:
         check = Violations()
         tool = check.identifier("tool", tool)
@@ -137,6 +160,23 @@ def breaker_to_proto(view: BreakerView) -> pb.Breaker:
     if view.half_opens_in is not None:
         message.half_opens_in.CopyFrom(convert.duration(view.half_opens_in.total_seconds()))
     return message
+
+
+def remembered_to_proto(key: MemoryKey, stats: MemoryStats, now: datetime) -> pb.RememberedError:
+    return pb.RememberedError(
+        signature=key.signature,
+        fingerprint=stats.fingerprint,
+        recoveries=[
+            pb.RecoveryEvidence(
+                recovery=name,
+                succeeded=evidence.succeeded,
+                failed=evidence.failed,
+                unknown=evidence.unknown,
+                success_rate=evidence.success_rate,
+            )
+            for name, evidence in sorted(recall(stats, now).items())
+        ],
+    )
 
 
 def tool_health_to_proto(health: ToolHealth) -> pb.ToolStats:
@@ -181,6 +221,7 @@ def rpc_handlers(service: OperatorService) -> grpc.GenericRpcHandler:
         "ResetBreaker": (service.reset_breaker, pb.ResetBreakerResponse),
         "ForceOpenBreaker": (service.force_open_breaker, pb.ForceOpenBreakerResponse),
         "GetToolStats": (service.get_tool_stats, pb.GetToolStatsResponse),
+        "RecallEpisodes": (service.recall_episodes, pb.RecallEpisodesResponse),
     }
     return grpc.method_handlers_generic_handler(
         SERVICE_NAME,

@@ -150,6 +150,46 @@ DROP_REASON_UNSPECIFIED: DropReason
 DROP_REASON_DUPLICATE: DropReason
 DROP_REASON_UNKNOWN_CALL: DropReason
 
+class RecallEpisodesRequest(_message.Message):
+    __slots__ = ("tool", "message", "code")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    message: str
+    code: ErrorCode
+    def __init__(self, tool: _Optional[str] = ..., message: _Optional[str] = ..., code: _Optional[_Union[ErrorCode, str]] = ...) -> None: ...
+
+class RecallEpisodesResponse(_message.Message):
+    __slots__ = ("errors",)
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    errors: _containers.RepeatedCompositeFieldContainer[RememberedError]
+    def __init__(self, errors: _Optional[_Iterable[_Union[RememberedError, _Mapping]]] = ...) -> None: ...
+
+class RememberedError(_message.Message):
+    __slots__ = ("signature", "fingerprint", "recoveries")
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    RECOVERIES_FIELD_NUMBER: _ClassVar[int]
+    signature: str
+    fingerprint: str
+    recoveries: _containers.RepeatedCompositeFieldContainer[RecoveryEvidence]
+    def __init__(self, signature: _Optional[str] = ..., fingerprint: _Optional[str] = ..., recoveries: _Optional[_Iterable[_Union[RecoveryEvidence, _Mapping]]] = ...) -> None: ...
+
+class RecoveryEvidence(_message.Message):
+    __slots__ = ("recovery", "succeeded", "failed", "unknown", "success_rate")
+    RECOVERY_FIELD_NUMBER: _ClassVar[int]
+    SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    UNKNOWN_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_RATE_FIELD_NUMBER: _ClassVar[int]
+    recovery: str
+    succeeded: float
+    failed: float
+    unknown: float
+    success_rate: float
+    def __init__(self, recovery: _Optional[str] = ..., succeeded: _Optional[float] = ..., failed: _Optional[float] = ..., unknown: _Optional[float] = ..., success_rate: _Optional[float] = ...) -> None: ...
+
 class BreakerState(_message.Message):
     __slots__ = ("phase", "consecutive_failures", "consecutive_successes", "opened_at", "half_opens_at", "opens", "probe_in_flight", "probe_until")
     PHASE_FIELD_NUMBER: _ClassVar[int]

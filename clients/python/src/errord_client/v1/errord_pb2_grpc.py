@@ -516,6 +516,11 @@ class OperatorServiceStub:
                 request_serializer=errord_dot_v1_dot_errord__pb2.GetToolStatsRequest.SerializeToString,
                 response_deserializer=errord_dot_v1_dot_errord__pb2.GetToolStatsResponse.FromString,
                 _registered_method=True)
+        self.RecallEpisodes = channel.unary_unary(
+                '/errord.v1.OperatorService/RecallEpisodes',
+                request_serializer=errord_dot_v1_dot_errord__pb2.RecallEpisodesRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.RecallEpisodesResponse.FromString,
+                _registered_method=True)
 
 
 class OperatorServiceServicer:
@@ -562,6 +567,15 @@ class OperatorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecallEpisodes(self, request, context):
+        """RecallEpisodes returns what episodic memory holds of a tool's errors: per
+        error signature, how each recovery (a retry, an alternative tool) turned
+        out, decayed with time. NOT_FOUND for a tool errord does not know.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -589,6 +603,11 @@ def add_OperatorServiceServicer_to_server(servicer, server):
                     servicer.GetToolStats,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.GetToolStatsRequest.FromString,
                     response_serializer=errord_dot_v1_dot_errord__pb2.GetToolStatsResponse.SerializeToString,
+            ),
+            'RecallEpisodes': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecallEpisodes,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.RecallEpisodesRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.RecallEpisodesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -728,6 +747,33 @@ class OperatorService:
             '/errord.v1.OperatorService/GetToolStats',
             errord_dot_v1_dot_errord__pb2.GetToolStatsRequest.SerializeToString,
             errord_dot_v1_dot_errord__pb2.GetToolStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecallEpisodes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.OperatorService/RecallEpisodes',
+            errord_dot_v1_dot_errord__pb2.RecallEpisodesRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.RecallEpisodesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,107 @@
+"""RecallEpisodes and ``errord memory TOOL`` against the real daemon process: what episodic
+memory holds, per error signature, and that it survives a restart."""
+
+from __future__ import annotations
+
+import json
+import signal
+import textwrap
+from pathlib import Path
+
+import grpc
+import pytest
+from errord_client import ErrordClient, pb
+from errord_client.v1 import errord_pb2_grpc
+
+from tests.conftest import DaemonProcess, start_process
+from tests.test_breaker_daemon import run_cli
+
+MANIFEST = """\
+tools:
+  - name: search
+    circuit_breaker: {failure_threshold: 1000}
+"""
+
+
+def start(tmp_path: Path) -> DaemonProcess:
+    tools = tmp_path / "tools"
+    tools.mkdir(exist_ok=True)
+    (tools / "search.yaml").write_text(textwrap.dedent(MANIFEST))
+    return start_process(
+        "--listen", "127.0.0.1:0", "--db", str(tmp_path / "errord.db"), "--manifests", str(tools)
+    )
+
+
+def report_history(address: str) -> None:
+    """Three calls whose retries failed, and one whose retry succeeded."""
+    with ErrordClient(address) as errord:
+        for number in range(4):
+            call = f"call_{number}"
+            errord.report_failure(
+                turn_id="t",
+                call_id=call,
+                tool="search",
+                attempt=1,
+                code=pb.ERROR_CODE_TIMEOUT,
+                message=f"upstream timeout after 3{number}s on req 88{number}2",
+            )
+            errord.report_outcome(
+                turn_id="t", call_id=call, tool="search", attempt=2, success=number == 3
+            )
+
+
+def counts(error: pb.RememberedError) -> dict[str, tuple[float, float, float]]:
+    """Each recovery's counts: they decay while a test reads them (by 0.02 % a second)."""
+    return {e.recovery: (e.succeeded, e.failed, e.unknown) for e in error.recoveries}
+
+
+def same_counts(
+    first: dict[str, tuple[float, float, float]], second: dict[str, tuple[float, float, float]]
+) -> bool:
+    return first.keys() == second.keys() and all(
+        first[name] == pytest.approx(second[name], abs=0.05) for name in first
+    )
+
+
+def recall(address: str, **request: str) -> pb.RecallEpisodesResponse:
+    with grpc.insecure_channel(address) as channel:
+        stub = errord_pb2_grpc.OperatorServiceStub(channel)
+        response: pb.RecallEpisodesResponse = stub.RecallEpisodes(
+            pb.RecallEpisodesRequest(**request)
+        )
+        return response
+
+
+def test_memory_is_recalled_over_grpc_and_the_cli_and_survives_a_restart(tmp_path: Path) -> None:
+    daemon = start(tmp_path)
+    try:
+        report_history(daemon.address)
+        [error] = recall(daemon.address, tool="search").errors
+        assert error.fingerprint == "upstream timeout after <n> on req <n>"
+        assert same_counts(counts(error), {"RETRY": (1.0, 3.0, 0.0)})
+        assert error.recoveries[0].success_rate == pytest.approx(0.25, abs=0.01)
+        [one] = recall(
+            daemon.address, tool="search", message="upstream timeout after 9s on req 1"
+        ).errors
+        assert one.signature == error.signature
+        assert same_counts(counts(one), counts(error))
+        assert not recall(daemon.address, tool="search", message="something else").errors
+
+        human = run_cli("memory", "search", "--address", daemon.address)
+        assert human.returncode == 0, human.stderr
+        assert human.stdout.startswith("search  upstream timeout after <n> on req <n>  [TIMEOUT:")
+        assert "  RETRY: recovered 1.0 of 4.0 (25%), 0.0 unknown" in human.stdout
+        as_json = run_cli("memory", "search", "--address", daemon.address, "--json")
+        assert json.loads(as_json.stdout)["errors"][0]["signature"] == error.signature
+        unknown = run_cli("memory", "nosuchtool", "--address", daemon.address)
+        assert unknown.returncode == 1
+        assert "NOT_FOUND" in unknown.stderr
+    finally:
+        assert daemon.terminate(signal.SIGTERM) == 0
+    restarted = start(tmp_path)
+    try:
+        [again] = recall(restarted.address, tool="search").errors
+        assert (again.signature, again.fingerprint) == (error.signature, error.fingerprint)
+        assert same_counts(counts(again), counts(error))
+    finally:
+        assert restarted.terminate(signal.SIGTERM) == 0
