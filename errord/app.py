@@ -79,7 +79,12 @@ async def serve(
             # What start-up built (modules, manifests, the loaded state) lives as long as
             # the daemon: keep it out of every garbage collection from now on.
             gc.freeze()
-            board = ToolHealthBoard(state, lambda: handler.manifests, settings.alert_thresholds())
+            board = ToolHealthBoard(
+                state,
+                lambda: handler.manifests,
+                settings.alert_thresholds(),
+                settings.memory_min_episodes,
+            )
             running = await start_server(
                 settings.listen,
                 ErrorHandlerService(handler, feed),

@@ -7,7 +7,7 @@ endpoint, so that they always agree.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -15,6 +15,7 @@ from errord.alerts import Alert, AlertKind, AlertThresholds
 from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState
 from errord.manifests.model import BreakerPolicy
 from errord.manifests.snapshot import ManifestSnapshot
+from errord.overrides import OverrideCandidate, override_candidates
 from errord.state.projections import Projections
 from errord.state.tool_stats import Minute, ToolStats
 
@@ -50,6 +51,8 @@ class ToolHealth:
     recent: Minute
     breaker: BreakerView
     alerts: tuple[Alert, ...]
+    override_candidates: tuple[OverrideCandidate, ...] = ()
+    """Its errors that retries never fixed."""
 
     @property
     def failure_rate(self) -> float:
@@ -78,10 +81,13 @@ class ToolHealthBoard:
         state: Projections,
         manifests: Callable[[], ManifestSnapshot],
         thresholds: AlertThresholds | None = None,
+        min_episodes: float = 5.0,
     ) -> None:
         self._state = state
         self._manifests = manifests
         self.thresholds = thresholds or AlertThresholds()
+        self.min_episodes = min_episodes
+        """Told retries episodic memory needs to stop retrying an error."""
 
     def tools(self) -> list[str]:
         """Every tool with a manifest, a breaker or statistics, by name."""
@@ -98,12 +104,32 @@ class ToolHealthBoard:
         policy = self._manifests().manifest_for(tool)[0].breaker
         return BreakerView(tool, state, policy, now)
 
-    def health(self, tool: str, now: datetime) -> ToolHealth:
+    def health(
+        self,
+        tool: str,
+        now: datetime,
+        candidates: Mapping[str, list[OverrideCandidate]] | None = None,
+    ) -> ToolHealth:
+        """The tool's health; ``candidates``: override_candidates(now), when the caller
+        reads several tools."""
         stats = self._state.tool_stats.view(tool) or ToolStats()
         recent = stats.since(now - timedelta(seconds=self.thresholds.window))
         breaker = self.breaker(tool, now)
         health = ToolHealth(tool, stats, recent, breaker, ())
-        return ToolHealth(tool, stats, recent, breaker, self._alerts(health))
+        if candidates is None:
+            candidates = self.override_candidates(now)
+        return ToolHealth(
+            tool,
+            stats,
+            recent,
+            breaker,
+            self._alerts(health),
+            tuple(candidates.get(tool, ())),
+        )
+
+    def override_candidates(self, now: datetime) -> dict[str, list[OverrideCandidate]]:
+        """Per tool, the errors retries never fixed (of those memory holds in RAM)."""
+        return override_candidates(self._state.memory.snapshot(), now, self.min_episodes)
 
     def _alerts(self, health: ToolHealth) -> tuple[Alert, ...]:
         limits, alerts = self.thresholds, []

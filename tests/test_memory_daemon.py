@@ -105,3 +105,25 @@ def test_memory_is_recalled_over_grpc_and_the_cli_and_survives_a_restart(tmp_pat
         assert same_counts(counts(again), counts(error))
     finally:
         assert restarted.terminate(signal.SIGTERM) == 0
+
+
+def test_a_decision_shows_the_evidence_it_read(tmp_path: Path) -> None:
+    daemon = start(tmp_path)
+    try:
+        report_history(daemon.address)
+        with ErrordClient(daemon.address) as errord:
+            decision = errord.report_failure(
+                turn_id="u",
+                call_id="c",
+                tool="search",
+                attempt=1,
+                code=pb.ERROR_CODE_TIMEOUT,
+                message="upstream timeout after 9s on req 4",
+            ).decision
+            [recalled] = decision.recalled
+            assert recalled.recovery == "RETRY"
+            assert (recalled.succeeded, recalled.failed) == pytest.approx((1, 3), abs=0.05)
+            [event] = [e for e in errord.get_turn_trace("u") if e.HasField("failure")]
+            assert list(event.failure.decision.recalled) == [recalled]
+    finally:
+        assert daemon.terminate(signal.SIGTERM) == 0

@@ -5,6 +5,7 @@ decision records what it read."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from errord.config import Settings
 from errord.decide.memory import HALF_LIFE
 from errord.decide.model import (
     Action,
+    ErrorClass,
     ErrorCode,
     FailureReport,
     Outcome,
@@ -22,8 +24,11 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.errors import ConfigError
+from errord.health import ToolHealthBoard
+from errord.manifests.files import load_manifest_file
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
+from errord.wire.operator import tool_health_to_proto
 from tests.harness import Harness
 
 CALM = BreakerPolicy(failure_threshold=1_000_000)
@@ -131,3 +136,28 @@ def test_how_much_evidence_steers_a_decision_is_a_setting() -> None:
     assert Settings().memory_min_episodes == 5
     with pytest.raises(ConfigError, match="memory_min_episodes: must be from 1 to 10000"):
         Settings(memory_min_episodes=0)
+
+
+async def test_an_error_retries_never_fix_is_suggested_for_a_manifest_override(
+    harness: Harness, tmp_path: Path
+) -> None:
+    await hopeless_retries(harness, 5)
+    board = ToolHealthBoard(harness.state, lambda: MANIFESTS)
+    [candidate] = board.health("search", harness.clock.now()).override_candidates
+    assert candidate.fingerprint == "upstream timeout after <n> on req <n>"
+    assert (candidate.retried, candidate.recovered) == (5.0, 0.0)
+    assert not board.health("mirror", harness.clock.now()).override_candidates
+    [wired] = tool_health_to_proto(board.health("search", harness.clock.now())).override_candidates
+    assert (wired.signature, wired.suggested_rule) == (
+        candidate.signature,
+        "- message: '(?i)upstream timeout after .+? on req .+?'\n  class: permanent",
+    )
+    manifest = tmp_path / "search.yaml"
+    rule = textwrap.indent(candidate.suggested_rule, "      ")
+    manifest.write_text(f"tools:\n  - name: search\n    classification:\n{rule}\n")
+    [loaded] = load_manifest_file(manifest)
+    harness.manifests = ManifestSnapshot([loaded])
+    handler = await harness.restart()
+    decision, _ = await handler.report_failure(failure("new", turn="v"))
+    assert decision.classification.error_class is ErrorClass.PERMANENT
+    assert decision.classification.rule == "manifest:search:classification[0]"

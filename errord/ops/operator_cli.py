@@ -96,6 +96,12 @@ def format_stats(response: pb.GetToolStatsResponse) -> str:
         for alert in tool.alerts:
             kind = pb.AlertKind.Name(alert.kind).removeprefix("ALERT_KIND_").lower()
             lines.append(f"  ALERT {kind}: {alert.message}")
+        for candidate in tool.override_candidates:
+            lines.append(
+                f"  retries never fixed {candidate.fingerprint!r} "
+                f"({candidate.recovered:.0f} of {candidate.retried:.0f}); manifest rule:"
+            )
+            lines += [f"    {line}" for line in candidate.suggested_rule.splitlines()]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

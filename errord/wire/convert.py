@@ -389,6 +389,15 @@ def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
         message.default_value.CopyFrom(value_to_proto(decision.default_value))
     if decision.correction is not None:
         message.correction.CopyFrom(correction_to_proto(decision.correction))
+    for recalled in decision.recalled:
+        told = recalled.succeeded + recalled.failed
+        message.recalled.add(
+            recovery=recalled.recovery,
+            succeeded=recalled.succeeded,
+            failed=recalled.failed,
+            unknown=recalled.unknown,
+            success_rate=recalled.succeeded / told if told else 0.0,
+        )
     for each in decision.consequences:
         consequence = message.consequences.add(
             call_id=each.call_id,

@@ -111,8 +111,12 @@ class OperatorService:
             request = decode(pb.GetToolStatsRequest, data)
             tools = [self._known_tool(request.tool)] if request.tool else self._board.tools()
             now = self._clock.now()
+            candidates = self._board.override_candidates(now)
             return pb.GetToolStatsResponse(
-                tools=[tool_health_to_proto(self._board.health(tool, now)) for tool in tools],
+                tools=[
+                    tool_health_to_proto(self._board.health(tool, now, candidates))
+                    for tool in tools
+                ],
                 window=convert.duration(self._board.thresholds.window),
             )
 
@@ -209,6 +213,16 @@ def tool_health_to_proto(health: ToolHealth) -> pb.ToolStats:
         alerts=[
             pb.ToolAlert(kind=f"ALERT_KIND_{alert.kind.value}", message=alert.message)
             for alert in health.alerts
+        ],
+        override_candidates=[
+            pb.OverrideCandidate(
+                signature=candidate.signature,
+                fingerprint=candidate.fingerprint,
+                retried=candidate.retried,
+                recovered=candidate.recovered,
+                suggested_rule=candidate.suggested_rule,
+            )
+            for candidate in health.override_candidates
         ],
     )
 

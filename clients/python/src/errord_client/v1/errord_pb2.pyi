@@ -239,7 +239,7 @@ class Classification(_message.Message):
     def __init__(self, error_class: _Optional[_Union[ErrorClass, str]] = ..., code: _Optional[_Union[ErrorCode, str]] = ..., rule: _Optional[str] = ...) -> None: ...
 
 class RecoveryDecision(_message.Message):
-    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe", "default_value", "consequences", "correction")
+    __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe", "default_value", "consequences", "correction", "recalled")
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DELAY_FIELD_NUMBER: _ClassVar[int]
@@ -262,6 +262,7 @@ class RecoveryDecision(_message.Message):
     DEFAULT_VALUE_FIELD_NUMBER: _ClassVar[int]
     CONSEQUENCES_FIELD_NUMBER: _ClassVar[int]
     CORRECTION_FIELD_NUMBER: _ClassVar[int]
+    RECALLED_FIELD_NUMBER: _ClassVar[int]
     decision_id: str
     action: RecoveryAction
     delay: _duration_pb2.Duration
@@ -284,7 +285,8 @@ class RecoveryDecision(_message.Message):
     default_value: _struct_pb2.Value
     consequences: _containers.RepeatedCompositeFieldContainer[Consequence]
     correction: Correction
-    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., probe: _Optional[bool] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., consequences: _Optional[_Iterable[_Union[Consequence, _Mapping]]] = ..., correction: _Optional[_Union[Correction, _Mapping]] = ...) -> None: ...
+    recalled: _containers.RepeatedCompositeFieldContainer[RecoveryEvidence]
+    def __init__(self, decision_id: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., next_attempt_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., alternative_tool: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., attempts_left: _Optional[int] = ..., reason: _Optional[str] = ..., llm_message: _Optional[str] = ..., user_message: _Optional[str] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., default_policy: _Optional[bool] = ..., technical_message: _Optional[str] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., probe: _Optional[bool] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., consequences: _Optional[_Iterable[_Union[Consequence, _Mapping]]] = ..., correction: _Optional[_Union[Correction, _Mapping]] = ..., recalled: _Optional[_Iterable[_Union[RecoveryEvidence, _Mapping]]] = ...) -> None: ...
 
 class Correction(_message.Message):
     __slots__ = ("type", "message", "parameter", "required_parameters", "example", "retry_hint", "problems", "available_tools", "corrections_left")
@@ -741,7 +743,7 @@ class GetToolStatsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[ToolStats, _Mapping]]] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ToolStats(_message.Message):
-    __slots__ = ("tool", "executions", "successes", "errors", "transient_errors", "permanent_errors", "timeouts", "retries", "retry_successes", "retry_success_rate", "breaker_opens", "failure_rate", "mean_duration", "p95_duration", "errors_by_code", "errors_by_exception", "decisions", "recent", "breaker", "alerts")
+    __slots__ = ("tool", "executions", "successes", "errors", "transient_errors", "permanent_errors", "timeouts", "retries", "retry_successes", "retry_success_rate", "breaker_opens", "failure_rate", "mean_duration", "p95_duration", "errors_by_code", "errors_by_exception", "decisions", "recent", "breaker", "alerts", "override_candidates")
     class ErrorsByCodeEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -783,6 +785,7 @@ class ToolStats(_message.Message):
     RECENT_FIELD_NUMBER: _ClassVar[int]
     BREAKER_FIELD_NUMBER: _ClassVar[int]
     ALERTS_FIELD_NUMBER: _ClassVar[int]
+    OVERRIDE_CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     tool: str
     executions: int
     successes: int
@@ -803,7 +806,22 @@ class ToolStats(_message.Message):
     recent: RecentStats
     breaker: Breaker
     alerts: _containers.RepeatedCompositeFieldContainer[ToolAlert]
-    def __init__(self, tool: _Optional[str] = ..., executions: _Optional[int] = ..., successes: _Optional[int] = ..., errors: _Optional[int] = ..., transient_errors: _Optional[int] = ..., permanent_errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., retries: _Optional[int] = ..., retry_successes: _Optional[int] = ..., retry_success_rate: _Optional[float] = ..., breaker_opens: _Optional[int] = ..., failure_rate: _Optional[float] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., p95_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., errors_by_code: _Optional[_Mapping[str, int]] = ..., errors_by_exception: _Optional[_Mapping[str, int]] = ..., decisions: _Optional[_Mapping[str, int]] = ..., recent: _Optional[_Union[RecentStats, _Mapping]] = ..., breaker: _Optional[_Union[Breaker, _Mapping]] = ..., alerts: _Optional[_Iterable[_Union[ToolAlert, _Mapping]]] = ...) -> None: ...
+    override_candidates: _containers.RepeatedCompositeFieldContainer[OverrideCandidate]
+    def __init__(self, tool: _Optional[str] = ..., executions: _Optional[int] = ..., successes: _Optional[int] = ..., errors: _Optional[int] = ..., transient_errors: _Optional[int] = ..., permanent_errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., retries: _Optional[int] = ..., retry_successes: _Optional[int] = ..., retry_success_rate: _Optional[float] = ..., breaker_opens: _Optional[int] = ..., failure_rate: _Optional[float] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., p95_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., errors_by_code: _Optional[_Mapping[str, int]] = ..., errors_by_exception: _Optional[_Mapping[str, int]] = ..., decisions: _Optional[_Mapping[str, int]] = ..., recent: _Optional[_Union[RecentStats, _Mapping]] = ..., breaker: _Optional[_Union[Breaker, _Mapping]] = ..., alerts: _Optional[_Iterable[_Union[ToolAlert, _Mapping]]] = ..., override_candidates: _Optional[_Iterable[_Union[OverrideCandidate, _Mapping]]] = ...) -> None: ...
+
+class OverrideCandidate(_message.Message):
+    __slots__ = ("signature", "fingerprint", "retried", "recovered", "suggested_rule")
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    RETRIED_FIELD_NUMBER: _ClassVar[int]
+    RECOVERED_FIELD_NUMBER: _ClassVar[int]
+    SUGGESTED_RULE_FIELD_NUMBER: _ClassVar[int]
+    signature: str
+    fingerprint: str
+    retried: float
+    recovered: float
+    suggested_rule: str
+    def __init__(self, signature: _Optional[str] = ..., fingerprint: _Optional[str] = ..., retried: _Optional[float] = ..., recovered: _Optional[float] = ..., suggested_rule: _Optional[str] = ...) -> None: ...
 
 class RecentStats(_message.Message):
     __slots__ = ("executions", "errors", "failure_rate", "mean_duration")
