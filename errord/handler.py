@@ -53,7 +53,7 @@ from errord.decide.model import (
     TurnSummary,
 )
 from errord.decide.reconcile import HeldResult, Reconciliation, Synthesized, ToolCall, reconcile
-from errord.decide.redact import redact, redact_json, redact_report
+from errord.decide.redact import redact, redact_json, redact_report, redact_text
 from errord.decide.signature import signature
 from errord.decide.summary import summarize
 from errord.errors import (
@@ -511,6 +511,7 @@ class ErrorHandler:
         if message is None:
             found = [(k, s) for k, s in memory.snapshot().items() if k.tool == tool]
         else:
+            message = redact_text(message)  # as the reports it stands for were
             if code is None:
                 rules = self.manifests.manifest_for(tool)[0].classification
                 code = classify(ToolFailure(message=message), rules, tool).code

@@ -132,3 +132,22 @@ async def test_a_dropped_memory_key_is_read_back_before_it_changes(tmp_path: Pat
         assert (tally.opened, tally.succeeded) == (1.0, 1.0)  # opened before, told after
     finally:
         await harness.close()
+
+
+async def test_recall_by_message_finds_an_error_whose_message_held_a_secret(
+    harness: Harness,
+) -> None:
+    secret = "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    report = FailureReport(
+        turn_id="t",
+        call_id="s",
+        tool="search",
+        attempt=1,
+        error=ToolFailure(code=ErrorCode.TIMEOUT, message=f"timeout calling api ({secret})"),
+    )
+    await harness.handler.report_failure(report)
+    [(key, stats)] = await harness.handler.recall_episodes(
+        "search", f"timeout calling api ({secret})", None
+    )
+    assert "ghp_" not in stats.fingerprint
+    assert key.tool == "search"
