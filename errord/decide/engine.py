@@ -1,8 +1,9 @@
-"""The decision: manifest -> classify -> breaker -> context -> policy -> messages -> events.
+"""The decision: manifest -> classify -> breaker, memory -> context -> policy -> messages -> events.
 
 Pure and synchronous: the engine reads the state it is handed (what the call
-and the turn went through, as the projections see them) and returns the
-decision with the events that record it. Committing them is the caller's
+and the turn went through, the breakers, what episodic memory holds of the error,
+as the projections see them) and returns the decision with the events that record
+it, the episodes it opens and closes among them. Committing them is the caller's
 (errord.handler); no gRPC, no SQL and no awaits in here.
 """
 
