@@ -424,15 +424,19 @@ def _plan_part(
     if turn is None or planned is None:
         return PlanPart(optional=manifest.optional, default=manifest.default)
     waiting = tuple(
-        Waiting(
-            call,
-            optional=_optional(call, manifests.manifest_for(call.tool)[0]),
-            default=_default(call, manifests.manifest_for(call.tool)[0]),
-            pending=_pending(turn, call.call_id),
-        )
+        _waiting(call, manifests.manifest_for(call.tool)[0], turn)
         for call in waiting_on(plan, call_id)
     )
     return PlanPart(_optional(planned, manifest), _default(planned, manifest), waiting)
+
+
+def _waiting(call: PlannedCall, manifest: ToolManifest, turn: TurnHistory) -> Waiting:
+    return Waiting(
+        call,
+        optional=_optional(call, manifest),
+        default=_default(call, manifest),
+        pending=_pending(turn, call.call_id),
+    )
 
 
 def _optional(call: PlannedCall, manifest: ToolManifest) -> bool:
