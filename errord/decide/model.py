@@ -485,7 +485,6 @@ class CallProgress(Struct, frozen=True, omit_defaults=True, gc=False):
     decisions: tuple[TakenDecision, ...] = ()
     blocked_by: str = ""
     """The call it waited on that ended without a result, when that ended it."""
-    planned: bool = False
 
 
 class CallSummary(Record, frozen=True):

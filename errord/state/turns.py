@@ -71,9 +71,7 @@ class TurnFold(EachEvent[str, TurnState]):
                 deadline=detail.deadline,
                 retry_budget=detail.retry_budget,
                 plan=detail.plan,
-                progress={
-                    call.call_id: CallProgress(call.tool, planned=True) for call in detail.plan
-                },
+                progress={call.call_id: CallProgress(call.tool) for call in detail.plan},
             )
         state = state or TurnState(began_at=event.time)
         if isinstance(detail, FailureEvent):
@@ -85,7 +83,6 @@ class TurnFold(EachEvent[str, TurnState]):
                 report.tool,
                 CallStatus.SUCCEEDED,
                 before.decisions if before else (),
-                planned=before is not None and before.planned,
             )
             return structs.replace(state, progress={**state.progress, report.call_id: after})
         if isinstance(detail, TurnEnded):
@@ -106,7 +103,6 @@ def _decided(state: TurnState, event: FailureEvent) -> TurnState:
             report.tool,
             STATUS_AFTER[decision.action],
             (*before.decisions, taken) if before else (taken,),
-            planned=before is not None and before.planned,
         ),
     }
     for consequence in decision.consequences:
@@ -116,7 +112,6 @@ def _decided(state: TurnState, event: FailureEvent) -> TurnState:
             STATUS_AFTER[consequence.action],
             waiting.decisions if waiting else (),
             blocked_by=consequence.blocked_by,
-            planned=waiting is not None and waiting.planned,
         )
     retried = decision.action is Action.RETRY
     return structs.replace(state, calls=calls, retries=state.retries + retried, progress=progress)
