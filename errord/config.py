@@ -21,6 +21,8 @@
 
     # Episodic memory steers a decision once a recovery has this many told episodes (decayed).
     memory_min_episodes = 5
+    memory_max_errors = 100000          # errors (tool and signature) memory holds at most
+    memory_max_age_seconds = 86400      # an error not seen for this long is forgotten
 
     # Retries one turn's calls may be granted in all; no budget when neither is set.
     turn_retry_budget = 10              # at most this many
@@ -72,6 +74,8 @@ TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d
 
 
 MAX_MODEL_CORRECTIONS = 10
+MAX_MEMORY_AGE = 31_536_000.0
+"""A year, in seconds."""
 
 
 def default_db_path() -> Path:
@@ -133,6 +137,11 @@ class Settings:
     """How llm_message is laid out: text or json."""
     memory_min_episodes: float = 5.0
     """Told episodes (decayed) of a recovery before episodic memory steers decisions."""
+    memory_max_errors: int = 100_000
+    """Errors (a tool and a signature) episodic memory holds; the least recently seen
+    beyond it are forgotten."""
+    memory_max_age_seconds: float = 86_400.0
+    """An error memory has not seen for this long is forgotten."""
 
     def __post_init__(self) -> None:
         problem = check_listen(self.listen)
@@ -165,6 +174,10 @@ class Settings:
             raise ConfigError(f"model_corrections: must be from 0 to {MAX_MODEL_CORRECTIONS}")
         if not 1 <= self.memory_min_episodes <= 10_000:
             raise ConfigError("memory_min_episodes: must be from 1 to 10000")
+        if not 1 <= self.memory_max_errors <= 10_000_000:
+            raise ConfigError("memory_max_errors: must be from 1 to 10000000")
+        if not 3_600 <= self.memory_max_age_seconds <= MAX_MEMORY_AGE:
+            raise ConfigError("memory_max_age_seconds: must be from 3600 (an hour) to a year")
         formats = [layout.value for layout in MessageFormat]
         if self.llm_message_format not in formats:
             raise ConfigError(f"llm_message_format: expected one of {', '.join(formats)}")
@@ -245,6 +258,8 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "model_corrections": (int,),
         "llm_message_format": (str,),
         "memory_min_episodes": (int, float),
+        "memory_max_errors": (int,),
+        "memory_max_age_seconds": (int, float),
     }
     where = f"{path}:{line_of(text, key)}"
     if key not in types:
