@@ -34,7 +34,7 @@ from errord.decide.events import (
     TurnBegan,
     TurnEnded,
 )
-from errord.decide.memory import MemoryStats, recall
+from errord.decide.memory import MemoryKey, MemoryStats, recall
 from errord.decide.model import (
     BreakerState,
     CallProgress,
@@ -66,7 +66,7 @@ from errord.errors import (
     TurnNotFound,
 )
 from errord.manifests.snapshot import ManifestSnapshot
-from errord.state.memory import MemoryKey
+from errord.memory_retention import MemoryBounds, MemoryRetention
 from errord.state.projection import Projection
 from errord.state.projections import Projections
 from errord.state.store import DuplicateEvent, Store, Unit
@@ -92,6 +92,7 @@ class ErrorHandler:
         state: Projections,
         manifests: ManifestSnapshot,
         clock: Clock,
+        memory_bounds: MemoryBounds | None = None,
     ) -> None:
         self._engine = engine
         self._store = store
@@ -102,6 +103,10 @@ class ErrorHandler:
         self._in_flight: dict[tuple[EventKind, ReportKey | str], Unit] = {}
         """Units being committed, by the kind and key of the report they record."""
         self._loading: dict[tuple[str, Any], asyncio.Future[None]] = {}
+        self.retention = MemoryRetention(
+            state.memory, memory_bounds or MemoryBounds(), store.submit, clock
+        )
+        """Keeps episodic memory within its bounds: room in each unit, age in the background."""
 
     async def report_failure(self, report: FailureReport) -> tuple[Decision, bool]:
         """The recovery decision for ``report``, committed; True if it was recorded before.
@@ -395,7 +400,7 @@ class ErrorHandler:
     def _submit(
         self, kind: EventKind, key: ReportKey | str, events: tuple[EventDetail, ...]
     ) -> Unit:
-        unit = self._store.submit(events)
+        unit = self._store.submit(self.retention.with_room(events))
         self._in_flight[(kind, key)] = unit
         unit.done.add_done_callback(lambda _: self._in_flight.pop((kind, key), None))
         return unit

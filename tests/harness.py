@@ -11,6 +11,7 @@ from errord.decide.model_message import MessageFormat
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
 from errord.manifests.snapshot import ManifestSnapshot
+from errord.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Store
 from tests.fakes import FakeClock, FixedJitter
@@ -33,6 +34,7 @@ class Harness:
         self.budget: RetryBudget | None = None
         """The turns' retry budget; None for none."""
         self.message_format = message_format
+        self.memory_bounds = MemoryBounds()
 
     async def start(self) -> ErrorHandler:
         self.state = Projections(self.capacity)
@@ -42,7 +44,9 @@ class Harness:
             new_id=lambda: next(self.ids),
             message_format=self.message_format,
         )
-        self.handler = ErrorHandler(engine, self.store, self.state, self.manifests, self.clock)
+        self.handler = ErrorHandler(
+            engine, self.store, self.state, self.manifests, self.clock, self.memory_bounds
+        )
         return self.handler
 
     async def restart(self) -> ErrorHandler:

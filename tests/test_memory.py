@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from errord.decide.memory import HALF_LIFE, recall
+from errord.decide.memory import HALF_LIFE, MemoryKey, recall
 from errord.decide.model import (
     ErrorCode,
     FailureReport,
@@ -20,7 +20,6 @@ from errord.decide.model import (
 from errord.decide.signature import signature
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from errord.state.memory import MemoryKey
 from tests.harness import Harness
 
 CALM = BreakerPolicy(failure_threshold=1000)

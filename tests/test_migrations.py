@@ -77,7 +77,7 @@ def test_a_version_1_database_returns_the_same_trace_and_replays_the_same_decisi
     assert [json_format.MessageToDict(replay.decision) for replay in replays] == EXPECTED[
         "decisions"
     ]
-    assert query(database, "PRAGMA user_version") == [(2,)]
+    assert query(database, "PRAGMA user_version") == [(3,)]
 
 
 async def test_migration_keeps_every_event_and_builds_the_state_the_trace_implies(

@@ -17,6 +17,7 @@ from typing import ClassVar, TypeAlias
 
 from msgspec import Struct
 
+from errord.decide.memory import MemoryKey
 from errord.decide.model import (
     BreakerChange,
     BreakerState,
@@ -41,6 +42,7 @@ class EventKind(Enum):
     TURN_BEGAN = "turn_began"
     BREAKER = "breaker"
     TURN_ENDED = "turn_ended"
+    MEMORY_FORGOTTEN = "memory_forgotten"
 
 
 class _Event(Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="kind", gc=False):
@@ -150,7 +152,40 @@ class BreakerChanged(_Event, frozen=True, tag=EventKind.BREAKER.value):
         return (self.tool, self.breaker.generation)
 
 
-EventDetail: TypeAlias = FailureEvent | OutcomeEvent | TurnBegan | BreakerChanged | TurnEnded
+class ForgetReason(Enum):
+    """Why episodic memory forgot an error."""
+
+    AGE = "age"
+    """Not seen for memory_max_age_seconds."""
+    CAPACITY = "capacity"
+    """Among the least recently seen when memory held more than memory_max_errors."""
+
+
+class MemoryForgotten(_Event, frozen=True, tag=EventKind.MEMORY_FORGOTTEN.value):
+    """Episodic memory forgot errors, each with every episode it held of it."""
+
+    kind = EventKind.MEMORY_FORGOTTEN
+    forget_id: str
+    """Unique to this event: its idempotency key."""
+    reason: ForgetReason
+    errors: tuple[MemoryKey, ...]
+
+    @property
+    def turn_id(self) -> str:
+        return ""
+
+    @property
+    def call(self) -> None:
+        return None
+
+    @property
+    def dedup_key(self) -> tuple[str]:
+        return (self.forget_id,)
+
+
+EventDetail: TypeAlias = (
+    FailureEvent | OutcomeEvent | TurnBegan | BreakerChanged | TurnEnded | MemoryForgotten
+)
 
 
 class TraceEvent(Struct, frozen=True, gc=False):

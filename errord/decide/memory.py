@@ -19,6 +19,13 @@ HALF_LIFE = 3_600.0
 """Seconds after which an episode counts half as much as a new one."""
 
 
+class MemoryKey(Struct, frozen=True, array_like=True, gc=False):
+    """A tool and one of its errors, by signature."""
+
+    tool: str
+    signature: str
+
+
 class Tally(Struct, frozen=True, array_like=True, gc=False):
     """Decayed counts of one recovery's episodes, as of ``at``."""
 
@@ -43,6 +50,11 @@ class MemoryStats(Struct, frozen=True, gc=False):
     """By recovery: ``RETRY``, or ``USE_ALTERNATIVE:<tool>``."""
     fingerprint: str = ""
     """The error's message with its varying details replaced, for people to read."""
+
+    @property
+    def seen_at(self) -> datetime | None:
+        """When an episode of this error was last opened or told."""
+        return max((tally.at for tally in self.tallies.values()), default=None)
 
 
 def recovery(episode: Episode) -> str:

@@ -6,6 +6,10 @@ and signature: episodes opened, succeeded and failed, each decayed by half every
 HALF_LIFE (errord.decide.memory), so that old evidence fades. An episode opened but not
 closed is unknown, never counted as a success. The tallies are decayed to each event's
 time, so a rebuild from the trace ends exactly where the live fold did.
+
+Memory is bounded (errord.memory_retention): forgetting an error is itself an event of
+the trace, MemoryForgotten, which drops its state; so a rebuild forgets exactly what the
+live daemon forgot, at the same point of the trace.
 """
 
 from __future__ import annotations
@@ -13,19 +17,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from msgspec import Struct
-
-from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent
-from errord.decide.memory import MemoryStats, Tally, recovery
+from errord.decide.events import (
+    EventDetail,
+    FailureEvent,
+    MemoryForgotten,
+    OutcomeEvent,
+    TraceEvent,
+)
+from errord.decide.memory import MemoryKey, MemoryStats, Tally, recovery
 from errord.decide.model import ClosedEpisode, Episode, EpisodeOutcome
 from errord.state.projection import EachEvent
-
-
-class MemoryKey(Struct, frozen=True, array_like=True, gc=False):
-    """A tool and one of its errors, by signature."""
-
-    tool: str
-    signature: str
 
 
 class MemoryFold(EachEvent[MemoryKey, MemoryStats]):
@@ -38,16 +39,16 @@ class MemoryFold(EachEvent[MemoryKey, MemoryStats]):
 
     def keys(self, event: TraceEvent) -> Sequence[MemoryKey]:
         detail = event.detail
-        if type(detail) is FailureEvent:
-            episodes = (detail.opens, detail.closes.episode if detail.closes else None)
-            keys = {_key(episode) for episode in episodes if episode is not None}
-            return tuple(keys)
-        if type(detail) is OutcomeEvent and detail.closes is not None:
-            return (_key(detail.closes.episode),)
-        return ()
+        if type(detail) is MemoryForgotten:
+            return detail.errors
+        return episode_keys(detail)
 
-    def apply(self, key: MemoryKey, state: MemoryStats | None, event: TraceEvent) -> MemoryStats:
+    def apply(
+        self, key: MemoryKey, state: MemoryStats | None, event: TraceEvent
+    ) -> MemoryStats | None:
         detail = event.detail
+        if type(detail) is MemoryForgotten:
+            return None
         tallies = dict(state.tallies) if state is not None else {}
         opens = detail.opens if isinstance(detail, FailureEvent) else None
         closes = detail.closes if isinstance(detail, FailureEvent | OutcomeEvent) else None
@@ -58,6 +59,20 @@ class MemoryFold(EachEvent[MemoryKey, MemoryStats]):
         if closes is not None and _key(closes.episode) == key:
             _count(tallies, recovery(closes.episode), event.time, **_told(closes))
         return MemoryStats(tallies, fingerprint)
+
+
+def episode_keys(detail: EventDetail) -> tuple[MemoryKey, ...]:
+    """The errors whose episodes ``detail`` opens or closes."""
+    if type(detail) is FailureEvent:
+        if detail.closes is None:
+            return () if detail.opens is None else (_key(detail.opens),)
+        closed = _key(detail.closes.episode)
+        if detail.opens is None or _key(detail.opens) == closed:
+            return (closed,)
+        return (_key(detail.opens), closed)
+    if type(detail) is OutcomeEvent and detail.closes is not None:
+        return (_key(detail.closes.episode),)
+    return ()
 
 
 def _key(episode: Episode) -> MemoryKey:

@@ -9,6 +9,9 @@ committed ones, writes them with the batch's events in one transaction, and
 only when that commits does the projection take them (``commit``); a batch that
 fails is ``release``d and leaves the committed state as it was.
 
+A fold may also end a key's state (``apply`` returns None): the key is then dropped,
+from memory and, in the same transaction as the event, from the database.
+
 Memory is bounded: beyond ``capacity`` keys the least recently changed ones are
 dropped, and from then on the projection is no longer ``complete``: a key it
 does not hold may be in the database, and ``missing`` says it must be read.
@@ -17,7 +20,7 @@ does not hold may be in the database, and ``missing`` says it must be read.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -41,9 +44,10 @@ class Fold(Protocol[K, S]):
         """The keys whose state ``event`` changes; empty when none."""
         ...
 
-    def apply(self, key: K, state: S | None, event: TraceEvent) -> S:
+    def apply(self, key: K, state: S | None, event: TraceEvent) -> S | None:
         """The state of ``key`` after ``event``; ``state`` itself when the event changes
-        nothing. (An event may change several keys, each in its own way.)"""
+        nothing, None when it ends the key's state. (An event may change several keys,
+        each in its own way.)"""
         ...
 
     def apply_all(self, key: K, state: S | None, events: Sequence[TraceEvent]) -> S | None:
@@ -55,7 +59,7 @@ class Fold(Protocol[K, S]):
 class EachEvent(Generic[K, S]):
     """Mixin for a fold whose batches are its events applied one by one."""
 
-    def apply(self, key: K, state: S | None, event: TraceEvent) -> S:
+    def apply(self, key: K, state: S | None, event: TraceEvent) -> S | None:
         raise NotImplementedError
 
     def apply_all(self, key: K, state: S | None, events: Sequence[TraceEvent]) -> S | None:
@@ -69,7 +73,8 @@ class Staged(Generic[K, S]):
     """A batch's new states of one projection, not yet committed."""
 
     projection: Projection[K, S]
-    states: Mapping[K, S]
+    states: Mapping[K, S | None]
+    """None for a key whose state the batch ends."""
 
 
 class Projection(Generic[K, S]):
@@ -115,6 +120,33 @@ class Projection(Generic[K, S]):
         """Every committed state held in memory."""
         return dict(self._committed)
 
+    def least_recent(self) -> Iterator[tuple[K, S]]:
+        """The committed states held in memory, the least recently changed first, skipping
+        keys with reserved events. Lazy: stop reading once you have what you need, and
+        before the projection next changes."""
+        for key, state in self._committed.items():
+            if key not in self._pending:
+                yield key, state
+
+    def reserved_keys(self) -> Iterator[K]:
+        """The keys with reserved events and a state as decisions see it, in the order of
+        their first reservation."""
+        for key in list(self._pending):
+            if self.view(key) is not None:
+                yield key
+
+    def __len__(self) -> int:
+        """How many keys have a committed state in memory."""
+        return len(self._committed)
+
+    def held_with_reserved(self) -> int:
+        """Keys with a state as decisions see it: what memory will hold once the reserved
+        events commit. Costs a step per key with reserved events."""
+        count = len(self._committed)
+        for key in self._pending:
+            count += (self.view(key) is not None) - (key in self._committed)
+        return count
+
     @property
     def reserved(self) -> int:
         """How many keys have events reserved and not yet committed."""
@@ -152,17 +184,20 @@ class Projection(Generic[K, S]):
         for event in events:
             for key in self.fold.keys(event):
                 by_key.setdefault(key, []).append(event)
-        states: dict[K, S] = {}
+        states: dict[K, S | None] = {}
         for key, keyed in by_key.items():
             before = self._committed.get(key)
             after = self.fold.apply_all(key, before, keyed)
-            if after is not before and after is not None:
+            if after is not before:
                 states[key] = after
         return Staged(self, states)
 
-    def commit(self, states: Mapping[K, S], events: Iterable[TraceEvent]) -> None:
+    def commit(self, states: Mapping[K, S | None], events: Iterable[TraceEvent]) -> None:
         """Take the states of a committed batch and drop its reservations."""
         for key, state in states.items():
+            if state is None:
+                self._committed.pop(key, None)
+                continue
             self._committed[key] = state
             self._committed.move_to_end(key)
         self.release(events)

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from errord.decide.events import TraceEvent
-from errord.decide.memory import MemoryStats
+from errord.decide.memory import MemoryKey, MemoryStats
 from errord.decide.model import BreakerState, CallKey
 from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
-from errord.state.memory import MemoryFold, MemoryKey
+from errord.state.memory import MemoryFold
 from errord.state.projection import Projection, Staged
 from errord.state.store.rows import WriteRow, state_row
 from errord.state.tool_stats import ToolStats, ToolStatsFold
@@ -24,6 +24,10 @@ from errord.state.turns import TurnFold, TurnState
 DEFAULT_CAPACITY = 100_000
 """Keys each projection holds in memory; beyond it, the least recently changed are read
 back from the database when needed."""
+
+
+MEMORY_HEADROOM = 1_024
+"""Errors memory's projection holds beyond its bound: those of the units in flight."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +48,17 @@ class Projections:
     """Calls, turns, breakers, tool statistics and episodic memory, reserved, staged and
     committed together."""
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, memory_errors: int = 0) -> None:
+        """``memory_errors``: the most errors episodic memory may hold (its bound), which it
+        then holds in memory whole, whatever ``capacity``."""
         self.calls: Projection[CallKey, CallState] = Projection(CallFold(), capacity)
         self.turns: Projection[str, TurnState] = Projection(TurnFold(), capacity)
         self.breakers: Projection[str, BreakerState] = Projection(BreakerFold(), capacity)
         self.tool_stats: Projection[str, ToolStats] = Projection(ToolStatsFold(), capacity)
-        self.memory: Projection[MemoryKey, MemoryStats] = Projection(MemoryFold(), capacity)
+        memory_capacity = (
+            max(capacity, memory_errors + MEMORY_HEADROOM) if memory_errors else capacity
+        )
+        self.memory: Projection[MemoryKey, MemoryStats] = Projection(MemoryFold(), memory_capacity)
         self.all: tuple[Projection[Any, Any], ...] = (
             self.calls,
             self.turns,

@@ -21,6 +21,8 @@ from errord.decide.engine import CallCheck
 from errord.decide.events import (
     BreakerChanged,
     FailureEvent,
+    ForgetReason,
+    MemoryForgotten,
     OutcomeEvent,
     TraceEvent,
     TurnBegan,
@@ -86,6 +88,7 @@ WIRE_ACTIONS = {member: f"RECOVERY_ACTION_{member.value}" for member in Action}
 WIRE_OUTCOMES = {member: f"OUTCOME_{member.value}" for member in Outcome}
 WIRE_PHASES = {member: f"BREAKER_PHASE_{member.value}" for member in BreakerPhase}
 WIRE_CHANGES = {member: f"BREAKER_CHANGE_{member.value}" for member in BreakerChange}
+WIRE_FORGET_REASONS = {member: f"FORGET_REASON_{member.value.upper()}" for member in ForgetReason}
 
 
 class Violations:
@@ -480,6 +483,15 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
             message.turn_began.retry_budget.CopyFrom(retry_budget_to_proto(detail.retry_budget))
     elif isinstance(detail, TurnEnded):
         message.turn_ended.summary.CopyFrom(turn_summary_to_proto(detail.summary))
+    elif isinstance(detail, MemoryForgotten):
+        message.memory_forgotten.CopyFrom(
+            pb.MemoryForgottenEvent(
+                reason=WIRE_FORGET_REASONS[detail.reason],
+                errors=[
+                    pb.ForgottenError(tool=k.tool, signature=k.signature) for k in detail.errors
+                ],
+            )
+        )
     elif isinstance(detail, BreakerChanged):
         message.tool = detail.tool
         message.breaker.CopyFrom(

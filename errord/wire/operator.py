@@ -14,12 +14,11 @@ import grpc
 from errord_client.v1 import errord_pb2 as pb
 
 from errord.clock import Clock
-from errord.decide.memory import MemoryStats, recall
+from errord.decide.memory import MemoryKey, MemoryStats, recall
 from errord.errors import ToolNotFound
 from errord.handler import ErrorHandler
 from errord.health import BreakerView, ToolHealth, ToolHealthBoard
 from errord.manifests.model import MAX_COOLDOWN
-from errord.state.memory import MemoryKey
 from errord.wire import convert
 from errord.wire.convert import Violations
 from errord.wire.service import answer, decode

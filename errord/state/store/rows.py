@@ -8,9 +8,10 @@ from errord.decide.events import TraceEvent
 from errord.errors import StoreError
 from errord.state import codec
 
-WriteRow: TypeAlias = tuple[int, str | None, str | None, str, str | None, bytes, str | None]
+WriteRow: TypeAlias = tuple[int, str | None, str | None, str, str | None, bytes | None, str | None]
 """A row of the ``writes`` view: (sequence, kind, turn_id, key, recorded_at, body,
-projection). An event has no projection; a state row has no kind, turn or time."""
+projection). An event has no projection; a state row has no kind, turn or time, and no
+body when it deletes the key's state."""
 WRITE_COLUMNS = "(sequence, kind, turn_id, key, recorded_at, body, projection)"
 
 
@@ -42,8 +43,10 @@ def event_of(row: Any) -> TraceEvent:
 
 
 def state_row(projection: str, key: Any, state: Any, sequence: int) -> WriteRow:
-    """The state of ``key``, as changed last by the batch ending at ``sequence``."""
-    return (sequence, None, None, state_key(key), None, codec.encode(state), projection)
+    """The state of ``key``, as changed last by the batch ending at ``sequence``; a row
+    with no body deletes the key's state (the batch ended it)."""
+    body = None if state is None else codec.encode(state)
+    return (sequence, None, None, state_key(key), None, body, projection)
 
 
 def state_key(key: Any) -> str:

@@ -105,7 +105,29 @@ async def events_of_several_kinds(db: aiosqlite.Connection) -> None:
     await db.execute("DROP TABLE trace_events")
 
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (CREATE_TRACE_EVENTS, events_of_several_kinds)
+STATE_ROWS_CAN_BE_DELETED: Final = """
+    DROP TRIGGER writes_route;
+    CREATE TRIGGER writes_route INSTEAD OF INSERT ON writes BEGIN
+        INSERT INTO events (sequence, kind, turn_id, dedup_key, recorded_at, body)
+            SELECT NEW.sequence, NEW.kind, NEW.turn_id, NEW.key, NEW.recorded_at, NEW.body
+            WHERE NEW.projection IS NULL;
+        INSERT OR REPLACE INTO state (projection, key, sequence, body)
+            SELECT NEW.projection, NEW.key, NEW.sequence, NEW.body
+            WHERE NEW.projection IS NOT NULL AND NEW.body IS NOT NULL;
+        DELETE FROM state
+            WHERE NEW.projection IS NOT NULL AND NEW.body IS NULL
+            AND projection = NEW.projection AND key = NEW.key;
+    END;
+"""
+"""Version 3: a state row with no body deletes the key's state (a fold ended it, as
+episodic memory does when it forgets an error)."""
+
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    CREATE_TRACE_EVENTS,
+    events_of_several_kinds,
+    STATE_ROWS_CAN_BE_DELETED,
+)
 """``MIGRATIONS[n - 1]`` brings a database to ``user_version`` n."""
 
 
@@ -149,7 +171,11 @@ async def fold_trace(
             for projection, states in zip(projections, folded, strict=True):
                 fold = projection.fold
                 for key in fold.keys(event):
-                    states[key] = fold.apply(key, states.get(key), event)
+                    state = fold.apply(key, states.get(key), event)
+                    if state is None:
+                        states.pop(key, None)
+                    else:
+                        states[key] = state
         after = rows[-1][0]
     return folded
 

@@ -67,6 +67,12 @@ class BreakerChange(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BREAKER_CHANGE_RESET: _ClassVar[BreakerChange]
     BREAKER_CHANGE_FORCED_OPEN: _ClassVar[BreakerChange]
 
+class ForgetReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FORGET_REASON_UNSPECIFIED: _ClassVar[ForgetReason]
+    FORGET_REASON_AGE: _ClassVar[ForgetReason]
+    FORGET_REASON_CAPACITY: _ClassVar[ForgetReason]
+
 class CallStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CALL_STATUS_UNSPECIFIED: _ClassVar[CallStatus]
@@ -132,6 +138,9 @@ BREAKER_CHANGE_HALF_OPENED: BreakerChange
 BREAKER_CHANGE_CLOSED: BreakerChange
 BREAKER_CHANGE_RESET: BreakerChange
 BREAKER_CHANGE_FORCED_OPEN: BreakerChange
+FORGET_REASON_UNSPECIFIED: ForgetReason
+FORGET_REASON_AGE: ForgetReason
+FORGET_REASON_CAPACITY: ForgetReason
 CALL_STATUS_UNSPECIFIED: CallStatus
 CALL_STATUS_SUCCEEDED: CallStatus
 CALL_STATUS_FAILED: CallStatus
@@ -451,7 +460,7 @@ class WatchTraceResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
-    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended")
+    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended", "memory_forgotten")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -463,6 +472,7 @@ class TraceEvent(_message.Message):
     TURN_BEGAN_FIELD_NUMBER: _ClassVar[int]
     BREAKER_FIELD_NUMBER: _ClassVar[int]
     TURN_ENDED_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FORGOTTEN_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     time: _timestamp_pb2.Timestamp
     turn_id: str
@@ -474,7 +484,8 @@ class TraceEvent(_message.Message):
     turn_began: TurnBeganEvent
     breaker: BreakerEvent
     turn_ended: TurnEndedEvent
-    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ...) -> None: ...
+    memory_forgotten: MemoryForgottenEvent
+    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ..., memory_forgotten: _Optional[_Union[MemoryForgottenEvent, _Mapping]] = ...) -> None: ...
 
 class FailureEvent(_message.Message):
     __slots__ = ("error", "arguments", "elapsed", "decision")
@@ -517,6 +528,22 @@ class TurnEndedEvent(_message.Message):
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     summary: TurnSummary
     def __init__(self, summary: _Optional[_Union[TurnSummary, _Mapping]] = ...) -> None: ...
+
+class MemoryForgottenEvent(_message.Message):
+    __slots__ = ("reason", "errors")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    reason: ForgetReason
+    errors: _containers.RepeatedCompositeFieldContainer[ForgottenError]
+    def __init__(self, reason: _Optional[_Union[ForgetReason, str]] = ..., errors: _Optional[_Iterable[_Union[ForgottenError, _Mapping]]] = ...) -> None: ...
+
+class ForgottenError(_message.Message):
+    __slots__ = ("tool", "signature")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    signature: str
+    def __init__(self, tool: _Optional[str] = ..., signature: _Optional[str] = ...) -> None: ...
 
 class RetryBudget(_message.Message):
     __slots__ = ("max_retries", "max_share")
