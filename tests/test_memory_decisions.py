@@ -161,3 +161,58 @@ async def test_an_error_retries_never_fix_is_suggested_for_a_manifest_override(
     decision, _ = await handler.report_failure(failure("new", turn="v"))
     assert decision.classification.error_class is ErrorClass.PERMANENT
     assert decision.classification.rule == "manifest:search:classification[0]"
+
+
+async def retries_recovering(harness: Harness, count: int, recovered: int, prefix: str) -> None:
+    """``count`` calls retried once, of which the first ``recovered`` recovered."""
+    for number in range(count):
+        call = f"{prefix}{number}"
+        await harness.handler.report_failure(failure(call, attempt=1))
+        await harness.handler.report_outcome(outcome(call, 2, "search", number < recovered))
+
+
+async def test_the_backoff_is_halved_for_an_error_retries_recover(harness: Harness) -> None:
+    plain, _ = await harness.handler.report_failure(failure("before", attempt=2))
+    assert plain.delay == pytest.approx(0.2)  # 0.1 * 2, no evidence yet
+    assert "backoff" not in plain.reason
+    await retries_recovering(harness, 6, recovered=6, prefix="ok")
+    paced, _ = await harness.handler.report_failure(failure("after", attempt=2))
+    assert paced.action is Action.RETRY
+    assert paced.delay == pytest.approx(0.1)
+    assert paced.reason.endswith(
+        "Retries fixed 6 of 6 similar failures of search recently, so the backoff is halved."
+    )
+    first, _ = await harness.handler.report_failure(failure("first", attempt=1))
+    assert first.delay == pytest.approx(0.1)  # never below the policy's initial delay
+    assert "backoff" not in first.reason
+
+
+async def test_the_backoff_is_doubled_for_an_error_retries_rarely_recover(
+    harness: Harness,
+) -> None:
+    await retries_recovering(harness, 10, recovered=3, prefix="few")
+    paced, _ = await harness.handler.report_failure(failure("after", attempt=2))
+    assert paced.action is Action.RETRY
+    assert paced.delay == pytest.approx(0.4)
+    assert (
+        "Retries fixed 3 of 10 similar failures of search recently, so the backoff is "
+        "doubled." in paced.reason
+    )
+    capped, _ = await harness.handler.report_failure(failure("capped", attempt=4))
+    assert capped.delay == pytest.approx(0.8)  # 0.8 doubled: never beyond max_delay
+    assert "backoff" not in capped.reason
+
+
+async def test_a_retry_after_the_tool_asked_for_is_never_paced(harness: Harness) -> None:
+    await retries_recovering(harness, 6, recovered=6, prefix="ok")
+    report = failure("asked", attempt=2)
+    asked = FailureReport(
+        turn_id=report.turn_id,
+        call_id=report.call_id,
+        tool=report.tool,
+        attempt=2,
+        error=ToolFailure(code=ErrorCode.TIMEOUT, message=report.error.message, retry_after=0.5),
+    )
+    decision, _ = await harness.handler.report_failure(asked)
+    assert decision.delay == pytest.approx(0.5)
+    assert "backoff" not in decision.reason

@@ -20,6 +20,7 @@ import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from enum import Enum
 from typing import Protocol
 
 from errord.decide.memory import Evidence
@@ -164,9 +165,31 @@ class Verdict:
     """ESCALATE because the model already had its corrections of this call."""
     corrections_left: int = 0
     """Corrections of the call the policy allows after this RETURN_TO_MODEL."""
+    paced: Pacing | None = None
+    """How episodic memory changed this RETRY's delay."""
 
 
 # Backoff: the delay before the next attempt.
+
+
+class Pacing(Enum):
+    """How episodic memory changed a retry's delay; the value is the factor."""
+
+    SHORTER = 0.5
+    """Retries of this error mostly recover it: waiting long buys nothing."""
+    LONGER = 2.0
+    """Retries of this error rarely recover it: give the tool more time."""
+
+
+def pacing(evidence: Evidence | None, min_episodes: float) -> Pacing | None:
+    """The pacing the evidence of retries calls for, once there is enough of it."""
+    if evidence is None or evidence.told < min_episodes:
+        return None
+    if evidence.success_rate >= 0.8:
+        return Pacing.SHORTER
+    if evidence.success_rate < 0.5:
+        return Pacing.LONGER
+    return None
 
 
 class Backoff(abc.ABC):
@@ -175,14 +198,29 @@ class Backoff(abc.ABC):
     @abc.abstractmethod
     def __call__(self, context: DecisionContext) -> float: ...
 
+    def pacing(self, context: DecisionContext) -> Pacing | None:
+        """How episodic memory changed the delay; None when it did not."""
+        return None
+
 
 class ExponentialBackoff(Backoff):
-    """initial * multiplier^(attempt-1), capped at max_delay, then +-jitter."""
+    """initial * multiplier^(attempt-1), capped at max_delay, halved or doubled by episodic
+    memory (over ``min_episodes``; never beyond initial_delay and max_delay), then
+    +-jitter."""
 
-    def __init__(self, jitter: Jitter) -> None:
+    def __init__(self, jitter: Jitter, min_episodes: float | None = None) -> None:
         self._jitter = jitter
+        self._min_episodes = min_episodes
 
     def __call__(self, context: DecisionContext) -> float:
+        delay, _ = self._paced_delay(context)
+        jitter = context.manifest.retry_policy.jitter
+        return delay * (1 + self._jitter.uniform(-jitter, jitter))
+
+    def pacing(self, context: DecisionContext) -> Pacing | None:
+        return self._paced_delay(context)[1]
+
+    def _paced_delay(self, context: DecisionContext) -> tuple[float, Pacing | None]:
         policy = context.manifest.retry_policy
         exponent = context.report.attempt - 1
         try:
@@ -190,7 +228,13 @@ class ExponentialBackoff(Backoff):
         except OverflowError:  # attempts in the thousands: far beyond any cap
             grown = policy.max_delay
         delay = min(grown, policy.max_delay)
-        return delay * (1 + self._jitter.uniform(-policy.jitter, policy.jitter))
+        if self._min_episodes is None or not context.memory:
+            return delay, None
+        paced = pacing(context.memory.get(Action.RETRY.value), self._min_episodes)
+        if paced is None:
+            return delay, None
+        bounded = min(max(delay * paced.value, policy.initial_delay), policy.max_delay)
+        return (bounded, paced) if bounded != delay else (delay, None)
 
 
 class HonourRetryAfter(Backoff):
@@ -203,6 +247,9 @@ class HonourRetryAfter(Backoff):
     def __call__(self, context: DecisionContext) -> float:
         asked = requested_delay(context)
         return self._computed(context) if asked is None else asked
+
+    def pacing(self, context: DecisionContext) -> Pacing | None:
+        return self._computed.pacing(context) if requested_delay(context) is None else None
 
 
 def requested_delay(context: DecisionContext) -> float | None:
@@ -538,7 +585,7 @@ class RecoveryPolicy:
         delay = round(self.backoff(context), 3)  # whole milliseconds
         refusal = self.gate(context, delay)
         if refusal is None:
-            return Verdict(Action.RETRY, delay=delay)
+            return Verdict(Action.RETRY, delay=delay, paced=self.backoff.pacing(context))
         for fallback in self.fallbacks:
             verdict = fallback(context, refusal)
             if verdict is not None:
@@ -569,16 +616,16 @@ def default_policy(
     corrections: int = 2,
     min_episodes: float = 5,
 ) -> RecoveryPolicy:
-    """The policy of the seeds: backoff honouring Retry-After; retry unless permanent,
-    not idempotent, the breaker open (or its half-open probe taken), retries of this error
-    never having fixed it (episodic memory, over ``min_episodes``), too close to the
-    turn's deadline, the turn's retry budget spent (its own, else ``budget``), out of
+    """The policy of the seeds: backoff honouring Retry-After, else exponential, halved
+    or doubled when retries of this error mostly or rarely recovered it (episodic memory,
+    over ``min_episodes``); retry unless permanent, not idempotent, the breaker open (or
+    its half-open probe taken), retries of this error never having fixed it, too close to
+    the turn's deadline, the turn's retry budget spent (its own, else ``budget``), out of
     attempts, asked to wait too long or out of retry time; else, for a failure the model
     caused, back to the model (``corrections`` times per call, then escalate); else an
-    alternative, else wait
-    for the probe, else the partial result, the default result or (out of time, or for an
-    optional call) no result, else escalate; and the calls waiting on one that ends
-    without a result are skipped, given their defaults, or escalate."""
+    alternative, else wait for the probe, else the partial result, the default result or
+    (out of time, or for an optional call) no result, else escalate; and the calls waiting
+    on one that ends without a result are skipped, given their defaults, or escalate."""
     limits = (
         DeadlineTooClose()
         | TurnRetryBudgetSpent(budget)
@@ -587,7 +634,7 @@ def default_policy(
         | TotalRetryTimeExceeded()
     )
     return RecoveryPolicy(
-        backoff=HonourRetryAfter(ExponentialBackoff(jitter)),
+        backoff=HonourRetryAfter(ExponentialBackoff(jitter, min_episodes)),
         gate=PermanentError()
         | NotIdempotent()
         | BreakerOpen()

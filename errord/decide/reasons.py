@@ -17,7 +17,8 @@ from errord.decide.wording import Fields, clip
 
 REASONS: dict[tuple[Action, str], str] = {
     (Action.RETRY, ""): (
-        "Transient error ({code}); retrying in {delay_ms} ms, attempt {next_attempt} of {limit}."
+        "Transient error ({code}); retrying in {delay_ms} ms, attempt {next_attempt} of "
+        "{limit}.{pacing_clause}"
     ),
     (Action.RETRY, "asked"): (
         "Transient error ({code}); retrying in {delay_ms} ms as {tool} asked, "
@@ -25,7 +26,7 @@ REASONS: dict[tuple[Action, str], str] = {
     ),
     (Action.RETRY, "probe"): (
         "Transient error ({code}); the circuit breaker of {tool} is half-open and this retry "
-        "in {delay_ms} ms is its one probe, attempt {next_attempt} of {limit}."
+        "in {delay_ms} ms is its one probe, attempt {next_attempt} of {limit}.{pacing_clause}"
     ),
     (Action.RETRY, "awaits_probe"): (
         "Transient error ({code}); the circuit breaker of {tool} is half-open and its one "

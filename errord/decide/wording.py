@@ -16,7 +16,14 @@ from collections.abc import Callable
 from enum import Enum
 
 from errord.decide.model import Action, ErrorClass, ErrorCode, Refusal, RefusalKind
-from errord.decide.policy import DecisionContext, Verdict, probe_role, requested_delay, too_slow
+from errord.decide.policy import (
+    DecisionContext,
+    Pacing,
+    Verdict,
+    probe_role,
+    requested_delay,
+    too_slow,
+)
 from errord.decide.summary import label
 
 ECHOED_ERROR_LENGTH = 2_000
@@ -225,6 +232,7 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     "correction_number": lambda context, verdict: context.call.corrections + 1,
     "correction_limit": _correction_limit,
     "corrections_clause": _corrections_clause,
+    "pacing_clause": lambda context, verdict: _pacing_clause(context, verdict),
     "unusable_clause": lambda context, verdict: (
         f" no alternative is usable ({_unusable_alternatives(context, verdict)});"
         if context.manifest.alternatives
@@ -232,6 +240,21 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     ),
 }
 """How each field a template may name (beyond ``tool`` and ``code``) is worked out."""
+
+
+PACING_WORDS = {Pacing.SHORTER: "halved", Pacing.LONGER: "doubled"}
+
+
+def _pacing_clause(context: DecisionContext, verdict: Verdict) -> str:
+    """Why episodic memory changed the delay, when it did."""
+    evidence = context.memory.get(Action.RETRY.value)
+    if verdict.paced is None or evidence is None:
+        return ""
+    recovered, tried = round(evidence.succeeded), round(evidence.told)
+    return (
+        f" Retries fixed {recovered} of {tried} similar failures of {context.report.tool} "
+        f"recently, so the backoff is {PACING_WORDS[verdict.paced]}."
+    )
 
 
 def _alternative_evidence(context: DecisionContext, verdict: Verdict) -> str:
