@@ -13,6 +13,8 @@ import logging
 import random
 import signal
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from errord.clock import Clock, SystemClock
 from errord.config import Settings
@@ -24,13 +26,15 @@ from errord.handler import ErrorHandler
 from errord.health import ToolHealthBoard
 from errord.manifests.files import load_manifest_dir
 from errord.manifests.snapshot import ManifestSnapshot, ToolDefaults
+from errord.memory_retention import MemoryBounds
 from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier
+from errord.reload import ManifestReloader
 from errord.state.feed import TraceFeed
 from errord.state.projections import Projections
 from errord.state.store import Store
 from errord.wire.operator import OperatorService
-from errord.wire.server import start_server
+from errord.wire.server import Access, start_server
 from errord.wire.service import ErrorHandlerService
 
 log = logging.getLogger("errord")
@@ -61,7 +65,8 @@ async def serve(
     manifests = load_manifests(settings)
     feed = TraceFeed()
     with stop_on_signals(stop):
-        state = Projections()
+        bounds = MemoryBounds(settings.memory_max_errors, settings.memory_max_age_seconds)
+        state = Projections(memory_errors=bounds.max_errors)
         async with await Store.open(
             settings.db, clock, state, on_commit=lambda events: committed(feed, events)
         ) as store:
@@ -75,7 +80,7 @@ async def serve(
                 turn_deadline=settings.turn_deadline_seconds,
                 message_format=settings.message_format,
             )
-            handler = ErrorHandler(engine, store, state, manifests, clock)
+            handler = ErrorHandler(engine, store, state, manifests, clock, bounds)
             # What start-up built (modules, manifests, the loaded state) lives as long as
             # the daemon: keep it out of every garbage collection from now on.
             gc.freeze()
@@ -85,33 +90,62 @@ async def serve(
                 settings.alert_thresholds(),
                 settings.memory_min_episodes,
             )
+            serving = Serving(settings.db, lambda: len(handler.manifests))
+            reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
+            reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
             running = await start_server(
                 settings.listen,
                 ErrorHandlerService(handler, feed),
-                OperatorService(board, handler, clock),
+                OperatorService(board, handler, clock, reloader),
                 reflection_on=settings.reflection,
+                access=Access.from_settings(settings),
             )
+            serving.address = running.address
             metrics = None
+            background = [
+                asyncio.create_task(handler.retention.run(stop), name="memory retention"),
+                asyncio.create_task(notifier.keep_watchdog_fed(stop), name="watchdog"),
+            ]
             try:
-                serving = f"serving on {running.address}"
                 if settings.metrics_listen is not None:
-                    metrics = start_metrics_server(settings.metrics_listen, board, clock.now)
-                    serving += f", metrics on http://{metrics.address}/metrics"
-                status = f"{serving}, {len(manifests)} tool manifests, db {settings.db}"
-                log.info("errord %s", status)
-                notifier.ready(status)
-                if on_ready is not None:
-                    on_ready(running.address)
-                await stop.wait()
+                    metrics = start_metrics_server(
+                        settings.metrics_listen, board, clock.now, reloader
+                    )
+                    serving.metrics = f"http://{metrics.address}/metrics"
+                with reload_on_sighup(reloader):
+                    log.info("errord %s", serving.status())
+                    notifier.ready(serving.status())
+                    if on_ready is not None:
+                        on_ready(running.address)
+                    await stop.wait()
             finally:
                 log.info("errord shutting down")
+                stop.set()
                 notifier.stopping()
                 await running.health.enter_graceful_shutdown()
                 feed.close()
-                await running.server.stop(settings.shutdown_grace_seconds)
+                await running.stop(settings.shutdown_grace_seconds)
+                await asyncio.gather(*background)
                 if metrics is not None:
                     await asyncio.to_thread(metrics.stop)
     log.info("errord stopped")
+
+
+@dataclass
+class Serving:
+    """What the daemon serves, for its log line and systemd's STATUS=."""
+
+    db: Path
+    tools: Callable[[], int]
+    """How many tools have a manifest in force (a reload changes it)."""
+    address: str = ""
+    metrics: str = ""
+
+    def status(self) -> str:
+        text = f"serving on {self.address}"
+        if self.metrics:
+            text += f", metrics on {self.metrics}"
+        return f"{text}, {self.tools()} tool manifests, db {self.db}"
 
 
 def committed(feed: TraceFeed, events: Sequence[TraceEvent]) -> None:
@@ -144,6 +178,29 @@ def log_breaker_change(change: BreakerChanged) -> None:
         text += f"; half-opens at {until.isoformat()}" if until else "; open until reset"
     level = logging.WARNING if breaker.phase is BreakerPhase.OPEN else logging.INFO
     log.log(level, "%s", text)
+
+
+class reload_on_sighup:  # noqa: N801 - used as a context manager, reads as a statement
+    """Reload the manifests on SIGHUP while inside the block (systemctl reload)."""
+
+    def __init__(self, reloader: ManifestReloader) -> None:
+        self._reloader = reloader
+        self._loop = asyncio.get_running_loop()
+        self._reloads: set[asyncio.Task[object]] = set()
+
+    def __enter__(self) -> None:
+        self._loop.add_signal_handler(signal.SIGHUP, self._reload)
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.remove_signal_handler(signal.SIGHUP)
+
+    def _reload(self) -> None:
+        if self._reloader.reloadable:
+            task = self._loop.create_task(self._reloader.reload("SIGHUP"))
+            self._reloads.add(task)
+            task.add_done_callback(self._reloads.discard)
+        else:
+            log.warning("SIGHUP ignored: errord was started without a manifests directory")
 
 
 class stop_on_signals:  # noqa: N801 - used as a context manager, reads as a statement

@@ -8,6 +8,13 @@
     reflection = true                   # default: on for loopback and unix sockets
     metrics_listen = "127.0.0.1:9464"   # Prometheus /metrics over HTTP; off when unset
 
+    # Who may call; errord/wire/access.py tabulates which calls need the token.
+    socket_group = "errord"             # a unix: socket's group (mode 0660); default: errord's
+    token_file = "/etc/errord/token"    # require "authorization: Bearer <token>"; off when unset
+    tls_cert_file = "tls/cert.pem"      # serve TCP over TLS: certificate chain (PEM) ...
+    tls_key_file = "tls/key.pem"        # ... and its unencrypted private key
+    tls_client_ca_file = "tls/ca.pem"   # require client certificates these CAs signed
+
     # Defaults of every tool's circuit breaker; a manifest's circuit_breaker overrides them.
     breaker_failure_threshold = 5       # consecutive transient failures that open it
     breaker_cooldown_seconds = 30.0     # open this long, then one probe (half-open)
@@ -70,6 +77,15 @@ ALERT_SETTINGS = {
     "min_executions": "alert_min_executions",
 }
 """Each record attribute's setting, to name it in errors."""
+PATH_SETTINGS = (
+    "db",
+    "manifests",
+    "token_file",
+    "tls_cert_file",
+    "tls_key_file",
+    "tls_client_ca_file",
+)
+"""Settings that name files, relative to the settings file's directory."""
 TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d{1,5})$")
 
 
@@ -142,6 +158,17 @@ class Settings:
     beyond it are forgotten."""
     memory_max_age_seconds: float = 86_400.0
     """An error memory has not seen for this long is forgotten."""
+    socket_group: str | int | None = None
+    """Group (name or number) of a unix socket, which is mode 0660; None for the daemon's
+    own group. Unused on TCP."""
+    token_file: Path | None = None
+    """File holding the bearer token callers must send; read at start. None for no token."""
+    tls_cert_file: Path | None = None
+    """PEM certificate chain of TLS on a TCP listener; None for plaintext."""
+    tls_key_file: Path | None = None
+    """PEM private key of ``tls_cert_file``."""
+    tls_client_ca_file: Path | None = None
+    """PEM CA certificates; when set, TLS clients must present a certificate they signed."""
 
     def __post_init__(self) -> None:
         problem = check_listen(self.listen)
@@ -181,6 +208,23 @@ class Settings:
         formats = [layout.value for layout in MessageFormat]
         if self.llm_message_format not in formats:
             raise ConfigError(f"llm_message_format: expected one of {', '.join(formats)}")
+        self._check_access()
+
+    def _check_access(self) -> None:
+        """The access settings' shapes; their files are read at start."""
+        group = self.socket_group
+        if group is not None and (
+            group == "" or (isinstance(group, int) and not 0 <= group < 2**32)
+        ):
+            raise ConfigError("socket_group: expected a group name or a number from 0")
+        if self.tls_cert_file is not None and self.tls_key_file is None:
+            raise ConfigError("tls_cert_file: needs tls_key_file too")
+        if self.tls_key_file is not None and self.tls_cert_file is None:
+            raise ConfigError("tls_key_file: needs tls_cert_file too")
+        if self.tls_client_ca_file is not None and self.tls_cert_file is None:
+            raise ConfigError("tls_client_ca_file: needs tls_cert_file and tls_key_file")
+        if self.tls_cert_file is not None and self.listen.startswith("unix:"):
+            raise ConfigError("tls_cert_file: TLS is for TCP; listen is a unix socket")
 
     @property
     def message_format(self) -> MessageFormat:
@@ -260,6 +304,11 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "memory_min_episodes": (int, float),
         "memory_max_errors": (int,),
         "memory_max_age_seconds": (int, float),
+        "socket_group": (str, int),
+        "token_file": (str,),
+        "tls_cert_file": (str,),
+        "tls_key_file": (str,),
+        "tls_client_ca_file": (str,),
     }
     where = f"{path}:{line_of(text, key)}"
     if key not in types:
@@ -268,7 +317,7 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
     if not isinstance(value, types[key]) or (isinstance(value, bool) and bool not in types[key]):
         expected = " or ".join(kind.__name__ for kind in types[key])
         raise ConfigError(f"{where}: {key}: expected {expected}, got {type(value).__name__}")
-    if key in ("db", "manifests"):
+    if key in PATH_SETTINGS:
         return path.parent / Path(str(value)).expanduser()
     return value
 

@@ -104,3 +104,7 @@ class WatcherFellBehind(ErrordError):
 
 class ListenError(ErrordError):
     """The daemon cannot listen on the address it was given."""
+
+
+class NoManifestDirectory(ErrordError):
+    """A reload asked of a daemon started without a manifests directory."""

@@ -336,6 +336,12 @@ class ErrorHandler:
             raise StoreError(f"the breaker of {tool!r} changed meanwhile; try again") from error
         return unit.events[-1]
 
+    async def record(self, event: EventDetail) -> TraceEvent:
+        """Record an event that decides nothing (a manifest reload); the recorded event."""
+        unit = self._store.submit([event])
+        await asyncio.shield(unit.done)
+        return unit.events[-1]
+
     async def turn_trace(
         self, turn_id: str, *, after: int = 0, limit: int | None = None
     ) -> list[TraceEvent]:

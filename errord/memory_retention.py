@@ -74,6 +74,9 @@ class MemoryRetention:
         new = {key for event in events for key in episode_keys(event) if memory.view(key) is None}
         if not new:
             return events
+        # Committed keys and keys with reservations bound the count from above, at once.
+        if len(memory) + memory.reserved + len(new) <= self.bounds.max_errors:
+            return events
         excess = memory.held_with_reserved() + len(new) - self.bounds.max_errors
         if excess <= 0:
             return events

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
@@ -125,5 +127,38 @@ def test_a_decision_shows_the_evidence_it_read(tmp_path: Path) -> None:
             assert (recalled.succeeded, recalled.failed) == pytest.approx((1, 3), abs=0.05)
             [event] = [e for e in errord.get_turn_trace("u") if e.HasField("failure")]
             assert list(event.failure.decision.recalled) == [recalled]
+    finally:
+        assert daemon.terminate(signal.SIGTERM) == 0
+
+
+def test_memory_stays_within_its_bound_under_concurrent_clients(tmp_path: Path) -> None:
+    config = tmp_path / "errord.toml"
+    config.write_text("memory_max_errors = 25\n")
+    daemon = start_process(
+        "--config", str(config), "--listen", "127.0.0.1:0", "--db", str(tmp_path / "errord.db")
+    )
+
+    def report_new_errors(client: int) -> None:
+        with ErrordClient(daemon.address) as errord:
+            for number in range(20):
+                errord.report_failure(
+                    turn_id=f"turn-{client}-{number}",
+                    call_id="c",
+                    tool=f"tool{client}x{number}",
+                    attempt=1,
+                    code=pb.ERROR_CODE_TIMEOUT,
+                    message="upstream timeout",
+                )
+
+    try:
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(report_new_errors, range(16)))
+        with sqlite3.connect(tmp_path / "errord.db") as db:
+            [(held,)] = db.execute("SELECT COUNT(*) FROM state WHERE projection = 'memory'")
+            [(forgotten,)] = db.execute(
+                "SELECT COUNT(*) FROM events WHERE kind = 'memory_forgotten'"
+            )
+        assert held == 25
+        assert forgotten > 0
     finally:
         assert daemon.terminate(signal.SIGTERM) == 0

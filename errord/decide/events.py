@@ -43,6 +43,7 @@ class EventKind(Enum):
     BREAKER = "breaker"
     TURN_ENDED = "turn_ended"
     MEMORY_FORGOTTEN = "memory_forgotten"
+    MANIFESTS_RELOADED = "manifests_reloaded"
 
 
 class _Event(Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="kind", gc=False):
@@ -183,8 +184,40 @@ class MemoryForgotten(_Event, frozen=True, tag=EventKind.MEMORY_FORGOTTEN.value)
         return (self.forget_id,)
 
 
+class ManifestsReloaded(_Event, frozen=True, tag=EventKind.MANIFESTS_RELOADED.value):
+    """The manifests directory was read again; applied, or invalid and the set in force
+    kept."""
+
+    kind = EventKind.MANIFESTS_RELOADED
+    reload_id: str
+    """Unique to this event: its idempotency key."""
+    applied: bool
+    tools: int
+    """Tools with a manifest in force after the reload."""
+    problems: tuple[str, ...] = ()
+    by: str = ""
+
+    @property
+    def turn_id(self) -> str:
+        return ""
+
+    @property
+    def call(self) -> None:
+        return None
+
+    @property
+    def dedup_key(self) -> tuple[str]:
+        return (self.reload_id,)
+
+
 EventDetail: TypeAlias = (
-    FailureEvent | OutcomeEvent | TurnBegan | BreakerChanged | TurnEnded | MemoryForgotten
+    FailureEvent
+    | OutcomeEvent
+    | TurnBegan
+    | BreakerChanged
+    | TurnEnded
+    | MemoryForgotten
+    | ManifestsReloaded
 )
 
 

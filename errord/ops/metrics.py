@@ -35,6 +35,7 @@ from errord.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
 from errord.health import ToolHealth, ToolHealthBoard
+from errord.reload import ManifestReloader
 from errord.state.tool_stats import DURATION_BOUNDS
 
 READ_TIMEOUT = 5.0
@@ -180,14 +181,42 @@ class MetricsServer:
         self.thread.join()
 
 
+class ReloadMetrics(Collector):
+    """errord_manifest_reloads_total by result, and whether the last reload was refused."""
+
+    def __init__(self, reloader: ManifestReloader) -> None:
+        self._reloader = reloader
+
+    def collect(self) -> Iterable[Metric]:
+        reloads = CounterMetricFamily(
+            "errord_manifest_reloads",
+            "Manifest reloads since start (SIGHUP or ReloadManifests), by result.",
+            labels=["result"],
+        )
+        reloads.add_metric(["applied"], self._reloader.applied)
+        reloads.add_metric(["refused"], self._reloader.failed)
+        refused = GaugeMetricFamily(
+            "errord_manifest_reload_refused",
+            "1 while the last reload was refused (invalid manifests; the previous set is "
+            "in force), else 0.",
+        )
+        refused.add_metric([], 1 if self._reloader.last_problem else 0)
+        return [reloads, refused]
+
+
 def start_metrics_server(
-    listen: str, board: ToolHealthBoard, now: Callable[[], datetime]
+    listen: str,
+    board: ToolHealthBoard,
+    now: Callable[[], datetime],
+    reloader: ManifestReloader | None = None,
 ) -> MetricsServer:
     """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread."""
     registry = CollectorRegistry(auto_describe=False)
     for standard in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(standard)
     registry.register(ToolMetrics(board, now, asyncio.get_running_loop()))
+    if reloader is not None:
+        registry.register(ReloadMetrics(reloader))
     host, port = listen.rsplit(":", 1)
     try:
         server, thread = start_http_server(int(port), addr=host.strip("[]"), registry=registry)

@@ -22,6 +22,7 @@ from errord.decide.events import (
     BreakerChanged,
     FailureEvent,
     ForgetReason,
+    ManifestsReloaded,
     MemoryForgotten,
     OutcomeEvent,
     TraceEvent,
@@ -483,6 +484,12 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
             message.turn_began.retry_budget.CopyFrom(retry_budget_to_proto(detail.retry_budget))
     elif isinstance(detail, TurnEnded):
         message.turn_ended.summary.CopyFrom(turn_summary_to_proto(detail.summary))
+    elif isinstance(detail, ManifestsReloaded):
+        message.manifests_reloaded.CopyFrom(
+            pb.ManifestsReloadedEvent(
+                applied=detail.applied, tools=detail.tools, problems=detail.problems, by=detail.by
+            )
+        )
     elif isinstance(detail, MemoryForgotten):
         message.memory_forgotten.CopyFrom(
             pb.MemoryForgottenEvent(

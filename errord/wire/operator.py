@@ -7,18 +7,21 @@ records it as a trace event before answering.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
 import grpc
 from errord_client.v1 import errord_pb2 as pb
+from google.protobuf import message
 
 from errord.clock import Clock
 from errord.decide.memory import MemoryKey, MemoryStats, recall
-from errord.errors import ToolNotFound
+from errord.errors import NoManifestDirectory, ToolNotFound
 from errord.handler import ErrorHandler
 from errord.health import BreakerView, ToolHealth, ToolHealthBoard
 from errord.manifests.model import MAX_COOLDOWN
+from errord.reload import ManifestReloader
 from errord.wire import convert
 from errord.wire.convert import Violations
 from errord.wire.service import answer, decode
@@ -32,10 +35,34 @@ MAX_BY_LENGTH = 512
 class OperatorService:
     """errord.v1.OperatorService over the health board and the error handler."""
 
-    def __init__(self, board: ToolHealthBoard, handler: ErrorHandler, clock: Clock) -> None:
+    def __init__(
+        self,
+        board: ToolHealthBoard,
+        handler: ErrorHandler,
+        clock: Clock,
+        reloader: ManifestReloader | None = None,
+    ) -> None:
         self._board = board
         self._handler = handler
         self._clock = clock
+        self._reloader = reloader
+
+    async def reload_manifests(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ReloadManifestsResponse:
+        async def handle() -> pb.ReloadManifestsResponse:
+            request = decode(pb.ReloadManifestsRequest, data)
+            check = Violations()
+            by = check.text("by", request.by, MAX_BY_LENGTH)
+            check.raise_any()
+            if self._reloader is None:
+                raise NoManifestDirectory("errord was started without a manifests directory")
+            reloaded = await self._reloader.reload(f"ReloadManifests {by}".strip())
+            return pb.ReloadManifestsResponse(
+                applied=reloaded.applied, tools=reloaded.tools, problems=reloaded.problems
+            )
+
+        return await answer(context, handle)
 
     async def list_breakers(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
@@ -228,13 +255,14 @@ def tool_health_to_proto(health: ToolHealth) -> pb.ToolStats:
 
 def rpc_handlers(service: OperatorService) -> grpc.GenericRpcHandler:
     """The service's method handlers; requests arrive as bytes."""
-    methods = {
+    methods: dict[str, tuple[Callable[..., Awaitable[Any]], type[message.Message]]] = {
         "ListBreakers": (service.list_breakers, pb.ListBreakersResponse),
         "GetBreaker": (service.get_breaker, pb.GetBreakerResponse),
         "ResetBreaker": (service.reset_breaker, pb.ResetBreakerResponse),
         "ForceOpenBreaker": (service.force_open_breaker, pb.ForceOpenBreakerResponse),
         "GetToolStats": (service.get_tool_stats, pb.GetToolStatsResponse),
         "RecallEpisodes": (service.recall_episodes, pb.RecallEpisodesResponse),
+        "ReloadManifests": (service.reload_manifests, pb.ReloadManifestsResponse),
     }
     return grpc.method_handlers_generic_handler(
         SERVICE_NAME,

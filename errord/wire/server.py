@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from errord.config import Settings
 from errord.errors import ListenError
-from errord.wire import operator, service
+from errord.wire import operator, service, tls, unix_socket
+from errord.wire.access import BearerTokenInterceptor, read_token
+
+log = logging.getLogger(__name__)
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 SERVER_OPTIONS = [
@@ -19,12 +25,44 @@ SERVER_OPTIONS = [
 ]
 
 
+@dataclass(frozen=True)
+class Access:
+    """Who may reach the server: a bearer token, TLS on TCP, the unix socket's group."""
+
+    token: str | None = None
+    """Callers must send ``authorization: Bearer <token>`` (see ``errord.wire.access``)."""
+    tls: grpc.ServerCredentials | None = None
+    """Serve TCP over TLS with these credentials; None for plaintext."""
+    socket_group: int | None = None
+    """The gid a unix socket is given; None keeps the process's group."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Access:
+        """Read the token and TLS files and resolve the group; ConfigErrors name the setting."""
+        token = None if settings.token_file is None else read_token(settings.token_file)
+        credentials = None
+        if settings.tls_cert_file is not None and settings.tls_key_file is not None:
+            credentials = tls.server_credentials(
+                settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file
+            )
+        group = settings.socket_group
+        return cls(token, credentials, None if group is None else unix_socket.group_id(group))
+
+
 @dataclass
 class RunningServer:
     server: grpc.aio.Server
     health: health.aio.HealthServicer
     address: str
     """The address bound, with the real port when 0 was asked for."""
+    socket: unix_socket.ClaimedSocket | None = None
+    """The unix socket published, removed at ``stop`` if it is still errord's."""
+
+    async def stop(self, grace: float | None) -> None:
+        """Stop serving, letting calls run for ``grace`` seconds; then release the socket."""
+        await self.server.stop(grace)
+        if self.socket is not None:
+            self.socket.release()
 
 
 async def start_server(
@@ -33,9 +71,15 @@ async def start_server(
     operators: operator.OperatorService,
     *,
     reflection_on: bool | None = None,
+    access: Access | None = None,
 ) -> RunningServer:
     """Bind ``listen`` and start serving; reflection defaults to on for local addresses."""
-    server = grpc.aio.server(options=SERVER_OPTIONS)
+    access = access or Access()
+    unix = listen.startswith("unix:")
+    interceptors = []
+    if access.token is not None:
+        interceptors.append(BearerTokenInterceptor(access.token, unix=unix))
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
     server.add_generic_rpc_handlers(
         (service.rpc_handlers(errors), operator.rpc_handlers(operators))
     )
@@ -47,20 +91,67 @@ async def start_server(
     if reflection_on:
         names = (*served, health.SERVICE_NAME, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, server)
-    try:
-        port = server.add_insecure_port(listen)
-    except RuntimeError as error:
-        raise ListenError(f"cannot listen on {listen}: {error}") from error
+    if unix:
+        claimed = await bind_unix(server, Path(listen.removeprefix("unix:")), access.socket_group)
+        running = RunningServer(server, checker, listen, claimed)
+    else:
+        warn_if_exposed(listen, access)
+        port = bind(server, listen, listen, access.tls)
+        running = RunningServer(server, checker, bound_address(listen, port))
     await server.start()
     await checker.set("", SERVING)
     for name in served:
         await checker.set(name, SERVING)
-    return RunningServer(server, checker, bound_address(listen, port))
+    return running
+
+
+def bind(
+    server: grpc.aio.Server,
+    address: str,
+    listen: str,
+    credentials: grpc.ServerCredentials | None,
+) -> int:
+    """Add a port at ``address``; errors name ``listen``, the address asked for."""
+    try:
+        if credentials is None:
+            return int(server.add_insecure_port(address))
+        return int(server.add_secure_port(address, credentials))
+    except RuntimeError as error:
+        raise ListenError(f"cannot listen on {listen}: {error}") from error
+
+
+async def bind_unix(
+    server: grpc.aio.Server, path: Path, group: int | None
+) -> unix_socket.ClaimedSocket:
+    """Bind privately, then publish at ``path`` (see ``errord.wire.unix_socket``)."""
+    try:
+        unix_socket.clear_stale(path)
+        with unix_socket.staging(path) as staged:
+            bind(server, f"unix:{staged}", f"unix:{path}", None)
+            return unix_socket.publish(staged, path, group)
+    except ListenError:
+        await server.stop(None)
+        raise
+
+
+def warn_if_exposed(listen: str, access: Access) -> None:
+    if is_local(listen):
+        return
+    if access.token is None:
+        log.warning(
+            "listening on %s, beyond loopback, without a bearer token: whoever reaches it "
+            "may call every RPC, breaker resets included; set token_file",
+            listen,
+        )
+    elif access.tls is None:
+        log.warning(
+            "listening on %s, beyond loopback, without TLS: the bearer token crosses the "
+            "network in plaintext; set tls_cert_file and tls_key_file",
+            listen,
+        )
 
 
 def bound_address(listen: str, port: int) -> str:
-    if listen.startswith("unix:"):
-        return listen
     host = listen.rsplit(":", 1)[0]
     return f"{host}:{port}"
 

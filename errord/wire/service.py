@@ -22,6 +22,7 @@ from errord.errors import (
     ErrordError,
     FieldViolation,
     InvalidRequest,
+    NoManifestDirectory,
     ReportConflict,
     StoreError,
     ToolNotFound,
@@ -43,6 +44,7 @@ STATUS_CODES: dict[type[ErrordError], grpc.StatusCode] = {
     ToolNotFound: grpc.StatusCode.NOT_FOUND,
     ReportConflict: grpc.StatusCode.ALREADY_EXISTS,
     TurnClosed: grpc.StatusCode.FAILED_PRECONDITION,
+    NoManifestDirectory: grpc.StatusCode.FAILED_PRECONDITION,
     WatcherFellBehind: grpc.StatusCode.RESOURCE_EXHAUSTED,
     StoreError: grpc.StatusCode.UNAVAILABLE,
 }

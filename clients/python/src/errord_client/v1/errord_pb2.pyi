@@ -159,6 +159,22 @@ DROP_REASON_UNSPECIFIED: DropReason
 DROP_REASON_DUPLICATE: DropReason
 DROP_REASON_UNKNOWN_CALL: DropReason
 
+class ReloadManifestsRequest(_message.Message):
+    __slots__ = ("by",)
+    BY_FIELD_NUMBER: _ClassVar[int]
+    by: str
+    def __init__(self, by: _Optional[str] = ...) -> None: ...
+
+class ReloadManifestsResponse(_message.Message):
+    __slots__ = ("applied", "tools", "problems")
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    applied: bool
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    problems: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, applied: _Optional[bool] = ..., tools: _Optional[_Iterable[str]] = ..., problems: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class RecallEpisodesRequest(_message.Message):
     __slots__ = ("tool", "message", "code")
     TOOL_FIELD_NUMBER: _ClassVar[int]
@@ -460,7 +476,7 @@ class WatchTraceResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
-    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended", "memory_forgotten")
+    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended", "memory_forgotten", "manifests_reloaded")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -473,6 +489,7 @@ class TraceEvent(_message.Message):
     BREAKER_FIELD_NUMBER: _ClassVar[int]
     TURN_ENDED_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FORGOTTEN_FIELD_NUMBER: _ClassVar[int]
+    MANIFESTS_RELOADED_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     time: _timestamp_pb2.Timestamp
     turn_id: str
@@ -485,7 +502,8 @@ class TraceEvent(_message.Message):
     breaker: BreakerEvent
     turn_ended: TurnEndedEvent
     memory_forgotten: MemoryForgottenEvent
-    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ..., memory_forgotten: _Optional[_Union[MemoryForgottenEvent, _Mapping]] = ...) -> None: ...
+    manifests_reloaded: ManifestsReloadedEvent
+    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ..., memory_forgotten: _Optional[_Union[MemoryForgottenEvent, _Mapping]] = ..., manifests_reloaded: _Optional[_Union[ManifestsReloadedEvent, _Mapping]] = ...) -> None: ...
 
 class FailureEvent(_message.Message):
     __slots__ = ("error", "arguments", "elapsed", "decision")
@@ -536,6 +554,18 @@ class MemoryForgottenEvent(_message.Message):
     reason: ForgetReason
     errors: _containers.RepeatedCompositeFieldContainer[ForgottenError]
     def __init__(self, reason: _Optional[_Union[ForgetReason, str]] = ..., errors: _Optional[_Iterable[_Union[ForgottenError, _Mapping]]] = ...) -> None: ...
+
+class ManifestsReloadedEvent(_message.Message):
+    __slots__ = ("applied", "tools", "problems", "by")
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    applied: bool
+    tools: int
+    problems: _containers.RepeatedScalarFieldContainer[str]
+    by: str
+    def __init__(self, applied: _Optional[bool] = ..., tools: _Optional[int] = ..., problems: _Optional[_Iterable[str]] = ..., by: _Optional[str] = ...) -> None: ...
 
 class ForgottenError(_message.Message):
     __slots__ = ("tool", "signature")

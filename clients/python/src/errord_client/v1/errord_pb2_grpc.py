@@ -521,6 +521,11 @@ class OperatorServiceStub:
                 request_serializer=errord_dot_v1_dot_errord__pb2.RecallEpisodesRequest.SerializeToString,
                 response_deserializer=errord_dot_v1_dot_errord__pb2.RecallEpisodesResponse.FromString,
                 _registered_method=True)
+        self.ReloadManifests = channel.unary_unary(
+                '/errord.v1.OperatorService/ReloadManifests',
+                request_serializer=errord_dot_v1_dot_errord__pb2.ReloadManifestsRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.ReloadManifestsResponse.FromString,
+                _registered_method=True)
 
 
 class OperatorServiceServicer:
@@ -576,6 +581,17 @@ class OperatorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReloadManifests(self, request, context):
+        """ReloadManifests reads the manifests directory again, as SIGHUP does: the
+        new set is validated whole and replaces the one in force at once; an
+        invalid set changes nothing, and the response lists its problems.
+        Recorded as a trace event. FAILED_PRECONDITION when the daemon serves no
+        manifests directory.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -608,6 +624,11 @@ def add_OperatorServiceServicer_to_server(servicer, server):
                     servicer.RecallEpisodes,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.RecallEpisodesRequest.FromString,
                     response_serializer=errord_dot_v1_dot_errord__pb2.RecallEpisodesResponse.SerializeToString,
+            ),
+            'ReloadManifests': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReloadManifests,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.ReloadManifestsRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.ReloadManifestsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -774,6 +795,33 @@ class OperatorService:
             '/errord.v1.OperatorService/RecallEpisodes',
             errord_dot_v1_dot_errord__pb2.RecallEpisodesRequest.SerializeToString,
             errord_dot_v1_dot_errord__pb2.RecallEpisodesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReloadManifests(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.OperatorService/ReloadManifests',
+            errord_dot_v1_dot_errord__pb2.ReloadManifestsRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.ReloadManifestsResponse.FromString,
             options,
             channel_credentials,
             insecure,
