@@ -17,24 +17,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from errord.clock import Clock, SystemClock
-from errord.config import Settings
+from errord.config import Settings, default_db_path
 from errord.decide.engine import Engine
 from errord.decide.events import BreakerChanged, TraceEvent
 from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
 from errord.health import ToolHealthBoard
-from errord.manifests.files import load_manifest_dir
+from errord.manifests.files import load_manifest_dir, overlooked
 from errord.manifests.snapshot import ManifestSnapshot, ToolDefaults
 from errord.memory_retention import MemoryBounds
 from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier
+from errord.ops.write_health import WriteHealthReporter
 from errord.reload import ManifestReloader
 from errord.state.feed import TraceFeed
 from errord.state.projections import Projections
 from errord.state.store import Store
 from errord.wire.operator import OperatorService
-from errord.wire.server import Access, start_server
+from errord.wire.server import SERVED_SERVICES, Access, start_server
 from errord.wire.service import ErrorHandlerService
 
 log = logging.getLogger("errord")
@@ -47,7 +48,10 @@ def load_manifests(settings: Settings) -> ManifestSnapshot:
     defaults = ToolDefaults(breaker=settings.breaker_defaults())
     if settings.manifests is None:
         return ManifestSnapshot(defaults=defaults)
-    return load_manifest_dir(settings.manifests, defaults)
+    snapshot = load_manifest_dir(settings.manifests, defaults)
+    for warning in overlooked(settings.manifests):
+        log.warning("%s", warning)
+    return snapshot
 
 
 async def serve(
@@ -63,6 +67,9 @@ async def serve(
     notifier = notifier or Notifier.from_environment()
     stop = stop or asyncio.Event()
     manifests = load_manifests(settings)
+    if settings.db == default_db_path():  # errord's own place: made on first use
+        # The trace holds tool inputs (redacted, still private): the directory is owner-only.
+        settings.db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     feed = TraceFeed()
     with stop_on_signals(stop):
         bounds = MemoryBounds(settings.memory_max_errors, settings.memory_max_age_seconds)
@@ -101,15 +108,19 @@ async def serve(
                 access=Access.from_settings(settings),
             )
             serving.address = running.address
+            writes = WriteHealthReporter(
+                store, running.health, SERVED_SERVICES, notifier, reloader.status
+            )
             metrics = None
             background = [
                 asyncio.create_task(handler.retention.run(stop), name="memory retention"),
                 asyncio.create_task(notifier.keep_watchdog_fed(stop), name="watchdog"),
+                asyncio.create_task(writes.probe_while_failing(stop), name="write probe"),
             ]
             try:
                 if settings.metrics_listen is not None:
                     metrics = start_metrics_server(
-                        settings.metrics_listen, board, clock.now, reloader
+                        settings.metrics_listen, board, clock.now, reloader, store
                     )
                     serving.metrics = f"http://{metrics.address}/metrics"
                 with reload_on_sighup(reloader):

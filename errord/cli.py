@@ -1,30 +1,60 @@
-"""The errord command: ``serve``, ``check DIR``, and for a running daemon ``stats``,
-``breaker`` and ``memory``.
+"""The errord command: ``serve``, ``check DIR``, and for a running daemon ``trace``,
+``tail``, ``breakers``, ``breaker``, ``stats``, ``memory``, ``health`` and ``reload``.
 
-Exit codes: 0 success; 1 ``check`` found problems or the daemon failed at run
-time; 2 usage errors; 78 (EX_CONFIG) the daemon refused to start on invalid
-settings or manifests, so systemd does not restart it in a loop.
+The commands for a running daemon share ``--target ADDR`` (a unix socket path,
+``unix:PATH`` or ``host:port``; default: the ``listen`` setting of ``--config``,
+else the embedded default), ``--token-file FILE`` (sent as ``authorization:
+Bearer TOKEN``), ``--timeout SECONDS`` and ``--json`` (proto3 JSON).
+
+Exit codes (sysexits where one fits): 0 success; 1 ``check`` found problems (or
+no manifest file), the daemon failed at run time, or a command for a running
+daemon failed: the daemon refused the call or does not answer (its status code
+and message on stderr), ``health`` found a service not SERVING, ``reload`` was
+refused, or the ``--config`` or ``--token-file`` given cannot be read; 2 usage
+errors; 69 (EX_UNAVAILABLE) ``serve`` cannot bind its address; 73
+(EX_CANTCREAT) ``serve`` cannot open, create or write its database; 78
+(EX_CONFIG) ``serve`` refused invalid settings, manifests, token or TLS files,
+so systemd does not restart it in a loop; 130 a command
+interrupted by Ctrl-C, except ``tail``, which Ctrl-C ends with 0. A command
+whose reader goes away (``errord tail | head``) ends quietly with 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import os
 import sys
 from collections.abc import Sequence
-from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from errord import __version__
-from errord.config import Settings
-from errord.errors import ConfigError, ErrordError, ManifestError
+from errord.config import LOG_FORMATS, LOG_LEVELS, Settings
+from errord.errors import ConfigError, ErrordError, ListenError, ManifestError, StoreError
 from errord.manifests.model import MAX_COOLDOWN
+from errord.ops import commands as ops
+from errord.ops import logs
+from errord.ops.connection import CALL_TIMEOUT, Daemon, default_target, grpc_target, read_token
+from errord.ops.logs import LogFormat
+from errord.ops.operator_cli import Output
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
+EXIT_UNAVAILABLE = 69
+"""sysexits EX_UNAVAILABLE: the address to serve on cannot be bound."""
+EXIT_CANTCREAT = 73
+"""sysexits EX_CANTCREAT: the trace database cannot be opened, created or written."""
 EXIT_CONFIG = 78
+"""sysexits EX_CONFIG: invalid settings, manifests, token or TLS files."""
+EXIT_INTERRUPTED = 130
+SERVE_EXIT_CODES = {
+    ConfigError: EXIT_CONFIG,
+    ListenError: EXIT_UNAVAILABLE,
+    StoreError: EXIT_CANTCREAT,
+}
+"""How ``serve`` exits on each error that stops it at start."""
+
+Subcommands = argparse._SubParsersAction  # argparse has no public name for add_subparsers()'s type
 
 
 def parser() -> argparse.ArgumentParser:
@@ -34,36 +64,92 @@ def parser() -> argparse.ArgumentParser:
     root.add_argument("--version", action="version", version=f"errord {__version__}")
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the daemon (embedded defaults without flags)")
+    defaults = Settings()
+    serve = commands.add_parser(
+        "serve",
+        help="run the daemon (embedded defaults without flags)",
+        description="Run the daemon. Flags override the --config file, which overrides the "
+        "embedded defaults shown.",
+    )
     serve.add_argument("--config", type=Path, metavar="FILE", help="TOML settings file")
-    serve.add_argument("--listen", metavar="ADDR", help="host:port or unix:PATH")
-    serve.add_argument("--db", type=Path, metavar="PATH", help="SQLite trace database")
-    serve.add_argument("--manifests", type=Path, metavar="DIR", help="tool manifest directory")
-    serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
     serve.add_argument(
-        "--metrics-listen", metavar="HOST:PORT", help="serve Prometheus /metrics over HTTP here"
+        "--listen", metavar="ADDR", help=f"host:port or unix:PATH (default: {defaults.listen})"
+    )
+    serve.add_argument(
+        "--db", type=Path, metavar="PATH", help=f"SQLite trace database (default: {defaults.db})"
+    )
+    serve.add_argument(
+        "--manifests", type=Path, metavar="DIR", help="tool manifest directory (default: none)"
+    )
+    serve.add_argument("--log-level", choices=LOG_LEVELS, help=f"(default: {defaults.log_level})")
+    serve.add_argument(
+        "--log-format", choices=LOG_FORMATS, help=f"(default: {defaults.log_format})"
+    )
+    serve.add_argument(
+        "--metrics-listen",
+        metavar="HOST:PORT",
+        help="serve Prometheus /metrics over HTTP here (default: none)",
     )
 
     check = commands.add_parser("check", help="validate a directory of tool manifests")
     check.add_argument("directory", type=Path, metavar="DIR")
 
-    stats = commands.add_parser("stats", help="a running daemon's per-tool statistics")
-    stats.add_argument("tool", nargs="?", default="", help="one tool (default: all)")
-    _add_connection(stats)
+    _add_operator_commands(commands)
+    return root
 
-    memory = commands.add_parser("memory", help="what episodic memory holds of a tool's errors")
+
+def _add_operator_commands(commands: Subcommands[argparse.ArgumentParser]) -> None:
+    """The subcommands for a running daemon: each is an ``_operator`` call and its arguments."""
+    trace = _operator(commands, "trace", "a turn's trace, one line per event", ops.trace)
+    trace.add_argument("turn", metavar="TURN", help="the turn id")
+
+    tail = _operator(commands, "tail", "print trace events as they happen, until Ctrl-C", ops.tail)
+    tail.add_argument(
+        "turn", nargs="?", default="", metavar="TURN", help="only this turn (default: every turn)"
+    )
+    tail.add_argument(
+        "--after",
+        type=_sequence,
+        default=0,
+        metavar="SEQUENCE",
+        help="first the recorded events after this sequence (the #N of a line), then new ones "
+        "(default: 0, new events only)",
+    )
+
+    _operator(commands, "breakers", "every tool's circuit breaker", ops.breakers)
+
+    stats = _operator(commands, "stats", "a running daemon's per-tool statistics", ops.stats)
+    stats.add_argument("tool", nargs="?", default="", help="one tool (default: every tool)")
+
+    memory = _operator(
+        commands, "memory", "what episodic memory holds of a tool's errors", ops.memory
+    )
     memory.add_argument("tool")
-    memory.add_argument("--message", help="only the error this message is (its signature)")
-    _add_connection(memory)
+    memory.add_argument(
+        "--message", help="only the error this message is, by its signature (default: every error)"
+    )
 
+    _operator(
+        commands, "health", "whether the daemon and each errord service are serving", ops.health
+    )
+
+    reload = _operator(
+        commands, "reload", "reload the daemon's manifests (as systemctl reload)", ops.reload
+    )
+    reload.add_argument("--by", default="", help="who and why, for the trace (default: nobody)")
+
+    _add_breaker_commands(commands)
+
+
+def _add_breaker_commands(commands: Subcommands[argparse.ArgumentParser]) -> None:
+    """``breaker list``, ``breaker reset TOOL`` and ``breaker open TOOL``."""
     breaker = commands.add_parser("breaker", help="list, reset or force open circuit breakers")
     actions = breaker.add_subparsers(dest="action", required=True, metavar="ACTION")
-    _add_connection(actions.add_parser("list", help="every tool's breaker"))
-    reset = actions.add_parser("reset", help="close a breaker and zero its counters")
+    _operator(actions, "list", "every tool's breaker (as errord breakers)", ops.breakers)
+    reset = _operator(actions, "reset", "close a breaker and zero its counters", ops.breaker_reset)
     reset.add_argument("tool")
-    reset.add_argument("--by", default="", help="who and why, for the trace")
-    _add_connection(reset)
-    force = actions.add_parser("open", help="force a breaker open for maintenance")
+    reset.add_argument("--by", default="", help="who and why, for the trace (default: nobody)")
+    force = _operator(actions, "open", "force a breaker open for maintenance", ops.breaker_open)
     force.add_argument("tool")
     force.add_argument(
         "--for",
@@ -71,11 +157,76 @@ def parser() -> argparse.ArgumentParser:
         type=_forced_seconds,
         default=0.0,
         metavar="SECONDS",
-        help="then half-open as after a cooldown (default: until reset)",
+        help="then half-open as after a cooldown (default: 0, open until reset)",
     )
-    force.add_argument("--by", default="", help="who and why, for the trace")
-    _add_connection(force)
-    return root
+    force.add_argument("--by", default="", help="who and why, for the trace (default: nobody)")
+
+
+def _operator(
+    commands: Subcommands[argparse.ArgumentParser], name: str, summary: str, operate: ops.Operate
+) -> argparse.ArgumentParser:
+    """Declare a subcommand for a running daemon, with the options every such command takes."""
+    command = commands.add_parser(
+        name, help=summary, description=f"{summary[:1].upper()}{summary[1:]}."
+    )
+    command.set_defaults(operate=operate)
+    command.add_argument(
+        "--target",
+        type=_target,
+        metavar="ADDR",
+        help="the daemon's address: a unix socket path, unix:PATH or host:port (default: the "
+        f"listen setting of --config, else {Settings().listen})",
+    )
+    command.add_argument("--address", type=_target, dest="target", help=argparse.SUPPRESS)
+    command.add_argument(
+        "--config", type=Path, metavar="FILE", help="TOML settings file giving the default --target"
+    )
+    command.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="send 'authorization: Bearer TOKEN' with the token this file holds "
+        "(default: no token)",
+    )
+    command.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=CALL_TIMEOUT,
+        metavar="SECONDS",
+        help="how long each call may take; tail follows without a limit (default: %(default)g)",
+    )
+    command.add_argument(
+        "--json",
+        action="store_true",
+        help="print the response as proto3 JSON, tail one object per line (default: text)",
+    )
+    return command
+
+
+def _target(text: str) -> str:
+    """``--target``: as gRPC takes it, a bare path made ``unix:PATH``."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a unix socket path, unix:PATH or host:port")
+    return grpc_target(text)
+
+
+def _sequence(text: str) -> int:
+    """``tail --after``: a trace sequence, 0 or more."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a trace sequence number, got {text!r}")
+    return int(text)
+
+
+def _positive_seconds(text: str) -> float:
+    """Seconds for ``--timeout``: positive and finite."""
+    problem = argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise problem from None
+    if not 0 < seconds < float("inf"):
+        raise problem
+    return seconds
 
 
 def _forced_seconds(text: str) -> float:
@@ -91,17 +242,6 @@ def _forced_seconds(text: str) -> float:
     return seconds
 
 
-def _add_connection(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--address",
-        metavar="ADDR",
-        help="the daemon's gRPC address (default: the listen setting of --config, or "
-        "127.0.0.1:50051)",
-    )
-    command.add_argument("--config", type=Path, metavar="FILE", help="TOML settings file")
-    command.add_argument("--json", action="store_true", help="print the response as JSON")
-
-
 def settings_from(args: argparse.Namespace) -> Settings:
     base = Settings.from_toml(args.config) if args.config else Settings()
     return base.override(
@@ -109,6 +249,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         db=args.db,
         manifests=args.manifests,
         log_level=args.log_level,
+        log_format=args.log_format,
         metrics_listen=args.metrics_listen,
     )
 
@@ -121,13 +262,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"errord: {error}", file=sys.stderr)
         return EXIT_CONFIG
-    logging.basicConfig(
-        level=settings.logging_level,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # At debug level aiosqlite logs every statement with its parameters: whole trace rows.
-    logging.getLogger("aiosqlite").setLevel(max(settings.logging_level, logging.INFO))
+    logs.configure(settings.logging_level, LogFormat(settings.log_format))
     try:
         asyncio.run(serve(settings))
     except ManifestError as error:
@@ -135,12 +270,15 @@ def run_serve(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     except ErrordError as error:
         print(f"errord: {error}", file=sys.stderr)
-        return EXIT_PROBLEMS
+        return next(
+            (code for kind, code in SERVE_EXIT_CODES.items() if isinstance(error, kind)),
+            EXIT_PROBLEMS,
+        )
     return 0
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from errord.manifests.files import load_manifest_dir
+    from errord.manifests.files import load_manifest_dir, overlooked
 
     try:
         manifests = load_manifest_dir(args.directory)
@@ -149,46 +287,37 @@ def run_check(args: argparse.Namespace) -> int:
         count = len(error.problems)
         print(f"{args.directory}: {count} problem{'s' if count != 1 else ''}", file=sys.stderr)
         return EXIT_PROBLEMS
-    names = ", ".join(manifest.name for manifest in manifests) or "none"
+    for warning in overlooked(args.directory):
+        print(warning, file=sys.stderr)
+    if not manifests:
+        return EXIT_PROBLEMS  # a directory with no manifest file is an error for check
+    names = ", ".join(manifest.name for manifest in manifests)
     print(f"{args.directory}: {len(manifests)} tools valid ({names})")
     return 0
 
 
 def run_operator(args: argparse.Namespace) -> int:
-    from errord_client.v1 import errord_pb2 as pb
-
-    from errord.ops import operator_cli as ops
-
+    """Run a subcommand for a running daemon; its failures are one line on stderr."""
     try:
-        address = args.address or (
-            Settings.from_toml(args.config).listen if args.config else Settings().listen
-        )
-    except ConfigError as error:
+        target = args.target or default_target(args.config)
+        token = read_token(args.token_file) if args.token_file else None
+        with Daemon(target, token=token, timeout=args.timeout) as daemon:
+            status: int = args.operate(daemon, args, Output(args.json))
+            return status
+    except ErrordError as error:  # CommandError, or the ConfigError of --config
         print(f"errord: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
-    response: Any
-    if args.command == "stats":
-        stats = pb.GetToolStatsRequest(tool=args.tool)
-        response = ops.call(address, lambda stub: stub.GetToolStats, stats)
-        text = ops.format_stats(response)
-    elif args.command == "memory":
-        recall = pb.RecallEpisodesRequest(tool=args.tool, message=args.message or "")
-        response = ops.call(address, lambda stub: stub.RecallEpisodes, recall)
-        text = ops.format_memory(args.tool, response)
-    elif args.action == "list":
-        response = ops.call(address, lambda stub: stub.ListBreakers, pb.ListBreakersRequest())
-        text = ops.format_breakers(list(response.breakers))
-    elif args.action == "reset":
-        reset = pb.ResetBreakerRequest(tool=args.tool, by=args.by)
-        response = ops.call(address, lambda stub: stub.ResetBreaker, reset)
-        text = ops.format_breakers([response.breaker])
-    else:
-        force = pb.ForceOpenBreakerRequest(tool=args.tool, by=args.by)
-        force.duration.FromTimedelta(timedelta(seconds=args.seconds))
-        response = ops.call(address, lambda stub: stub.ForceOpenBreaker, force)
-        text = ops.format_breakers([response.breaker])
-    print(ops.as_json(response) if args.json else text)
-    return 0
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _discard_stdout()
+        return 0
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,6 +5,7 @@
     manifests = "/etc/errord/tools.d"   # directory of tool manifests (YAML)
     shutdown_grace_seconds = 5.0        # in-flight requests get this long at shutdown
     log_level = "info"
+    log_format = "logfmt"               # "logfmt" or "json", one line per record on stderr
     reflection = true                   # default: on for loopback and unix sockets
     metrics_listen = "127.0.0.1:9464"   # Prometheus /metrics over HTTP; off when unset
 
@@ -50,6 +51,7 @@ import logging
 import os
 import re
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,7 @@ from errord.errors import ConfigError
 from errord.manifests.model import MAX_COOLDOWN, BreakerPolicy
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("logfmt", "json")
 BREAKER_SETTINGS = {
     "failure_threshold": "breaker_failure_threshold",
     "cooldown": "breaker_cooldown_seconds",
@@ -130,6 +133,8 @@ class Settings:
     """How long in-flight requests may run once shutdown starts."""
     log_level: str = "info"
     """debug, info, warning or error."""
+    log_format: str = "logfmt"
+    """logfmt or json: how each line of the log on stderr is laid out."""
     reflection: bool | None = None
     """Server reflection; None turns it on for loopback and unix sockets only."""
     metrics_listen: str | None = None
@@ -171,18 +176,24 @@ class Settings:
     """PEM CA certificates; when set, TLS clients must present a certificate they signed."""
 
     def __post_init__(self) -> None:
+        problems = [*self._problems(), *self._access_problems()]
+        if problems:
+            raise ConfigError("\n".join(problems))
+
+    def _problems(self) -> Iterator[str]:
+        """Each invalid setting, as "setting: problem"."""
         problem = check_listen(self.listen)
         if problem:
-            raise ConfigError(f"listen: {problem}")
+            yield f"listen: {problem}"
         if not 0 < self.turn_deadline_seconds <= MAX_COOLDOWN:
-            raise ConfigError("turn_deadline_seconds: must be positive and at most a week")
+            yield "turn_deadline_seconds: must be positive and at most a week"
         if self.metrics_listen is not None:
             if self.metrics_listen.startswith("unix:"):
                 problem = "expected host:port; the metrics endpoint is HTTP over TCP"
             else:
                 problem = check_listen(self.metrics_listen)
             if problem:
-                raise ConfigError(f"metrics_listen: {problem}")
+                yield f"metrics_listen: {problem}"
         for build, names in (
             (self.breaker_defaults, BREAKER_SETTINGS),
             (self.alert_thresholds, ALERT_SETTINGS),
@@ -192,39 +203,40 @@ class Settings:
                 build()
             except ValueError as error:  # "attribute must ...": named as the setting
                 attribute, _, problem = str(error).partition(" ")
-                raise ConfigError(f"{names[attribute]}: {problem}") from error
+                yield f"{names[attribute]}: {problem}"
         if self.shutdown_grace_seconds < 0:
-            raise ConfigError("shutdown_grace_seconds: must not be negative")
+            yield "shutdown_grace_seconds: must not be negative"
         if self.log_level.lower() not in LOG_LEVELS:
-            raise ConfigError(f"log_level: expected one of {', '.join(LOG_LEVELS)}")
+            yield f"log_level: expected one of {', '.join(LOG_LEVELS)}"
+        if self.log_format not in LOG_FORMATS:
+            yield f"log_format: expected one of {', '.join(LOG_FORMATS)}"
         if not 0 <= self.model_corrections <= MAX_MODEL_CORRECTIONS:
-            raise ConfigError(f"model_corrections: must be from 0 to {MAX_MODEL_CORRECTIONS}")
+            yield f"model_corrections: must be from 0 to {MAX_MODEL_CORRECTIONS}"
         if not 1 <= self.memory_min_episodes <= 10_000:
-            raise ConfigError("memory_min_episodes: must be from 1 to 10000")
+            yield "memory_min_episodes: must be from 1 to 10000"
         if not 1 <= self.memory_max_errors <= 10_000_000:
-            raise ConfigError("memory_max_errors: must be from 1 to 10000000")
+            yield "memory_max_errors: must be from 1 to 10000000"
         if not 3_600 <= self.memory_max_age_seconds <= MAX_MEMORY_AGE:
-            raise ConfigError("memory_max_age_seconds: must be from 3600 (an hour) to a year")
+            yield "memory_max_age_seconds: must be from 3600 (an hour) to a year"
         formats = [layout.value for layout in MessageFormat]
         if self.llm_message_format not in formats:
-            raise ConfigError(f"llm_message_format: expected one of {', '.join(formats)}")
-        self._check_access()
+            yield f"llm_message_format: expected one of {', '.join(formats)}"
 
-    def _check_access(self) -> None:
+    def _access_problems(self) -> Iterator[str]:
         """The access settings' shapes; their files are read at start."""
         group = self.socket_group
         if group is not None and (
             group == "" or (isinstance(group, int) and not 0 <= group < 2**32)
         ):
-            raise ConfigError("socket_group: expected a group name or a number from 0")
+            yield "socket_group: expected a group name or a number from 0"
         if self.tls_cert_file is not None and self.tls_key_file is None:
-            raise ConfigError("tls_cert_file: needs tls_key_file too")
+            yield "tls_cert_file: needs tls_key_file too"
         if self.tls_key_file is not None and self.tls_cert_file is None:
-            raise ConfigError("tls_key_file: needs tls_cert_file too")
+            yield "tls_key_file: needs tls_cert_file too"
         if self.tls_client_ca_file is not None and self.tls_cert_file is None:
-            raise ConfigError("tls_client_ca_file: needs tls_cert_file and tls_key_file")
+            yield "tls_client_ca_file: needs tls_cert_file and tls_key_file"
         if self.tls_cert_file is not None and self.listen.startswith("unix:"):
-            raise ConfigError("tls_cert_file: TLS is for TCP; listen is a unix socket")
+            yield "tls_cert_file: TLS is for TCP; listen is a unix socket"
 
     @property
     def message_format(self) -> MessageFormat:
@@ -266,14 +278,21 @@ class Settings:
             table = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: {error}") from error
-        values = {}
+        values, problems = {}, []
         for key, value in table.items():
-            values[key] = _setting(path, text, key, value)
+            try:
+                values[key] = _setting(path, text, key, value)
+            except ConfigError as error:
+                problems.append(str(error))
         try:
-            return cls(**values)
-        except ConfigError as error:
-            key = str(error).split(":", 1)[0]
-            raise ConfigError(f"{path}:{line_of(text, key)}: {error}") from error
+            settings = cls(**values)
+        except ConfigError as error:  # each line "setting: problem"
+            for problem in str(error).splitlines():
+                key = problem.split(":", 1)[0]
+                problems.append(f"{path}:{line_of(text, key)}: {problem}")
+        if problems:
+            raise ConfigError("\n".join(sorted(problems, key=_line_number)))
+        return settings
 
     def override(self, **values: Any) -> Settings:
         """A copy with every value that is not None replaced."""
@@ -287,6 +306,7 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "manifests": (str,),
         "shutdown_grace_seconds": (int, float),
         "log_level": (str,),
+        "log_format": (str,),
         "reflection": (bool,),
         "metrics_listen": (str,),
         "breaker_failure_threshold": (int,),
@@ -320,6 +340,12 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
     if key in PATH_SETTINGS:
         return path.parent / Path(str(value)).expanduser()
     return value
+
+
+def _line_number(problem: str) -> int:
+    """The line a "file:line: ..." problem names, to list them in file order."""
+    parts = problem.split(":", 2)
+    return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else 0
 
 
 def line_of(text: str, key: str) -> int:

@@ -67,6 +67,7 @@ from errord.errors import (
 )
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.memory_retention import MemoryBounds, MemoryRetention
+from errord.ops.logs import log_decision
 from errord.state.projection import Projection
 from errord.state.projections import Projections
 from errord.state.store import DuplicateEvent, Store, Unit
@@ -418,9 +419,8 @@ class ErrorHandler:
             await asyncio.shield(unit.done)
         except DuplicateEvent:  # recorded before this process knew of it
             return await self._recorded_failure(report)
-        log.debug(
-            "%s -> %s: %s", decision.technical_message, decision.action.value, decision.reason
-        )
+        log_decision(report, decision)
+        log.debug("%s: %s", decision.technical_message, decision.reason)
         return decision, False
 
     async def _repeated_failure(

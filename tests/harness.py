@@ -26,6 +26,7 @@ class Harness:
         manifests: ManifestSnapshot | None = None,
         message_format: MessageFormat = MessageFormat.TEXT,
     ) -> None:
+        path.mkdir(parents=True, exist_ok=True)
         self.db = path / "errord.db"
         self.manifests = manifests or ManifestSnapshot()
         self.clock = FakeClock()

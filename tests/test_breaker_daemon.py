@@ -144,8 +144,8 @@ def test_an_open_breaker_survives_sigkill_then_one_probe_and_two_successes_close
         before = operators.GetBreaker(pb.GetBreakerRequest(tool="search")).breaker
     first.terminate(signal.SIGKILL)
     assert (
-        "WARNING errord: circuit breaker of search opened after 3 consecutive transient "
-        "failures; half-opens at "
+        'level=warning logger=errord msg="circuit breaker of search opened after 3 consecutive '
+        "transient failures; half-opens at "
     ) in first.stderr
 
     second = start(tmp_path, tools)
@@ -188,8 +188,8 @@ def test_an_open_breaker_survives_sigkill_then_one_probe_and_two_successes_close
             assert all(e.tool == "search" for e in events if e.WhichOneof("event") == "breaker")
     finally:
         second.terminate(signal.SIGTERM)
-    assert "INFO errord: circuit breaker of search half-opened" in second.stderr
-    assert "INFO errord: circuit breaker of search closed" in second.stderr
+    assert 'level=info logger=errord msg="circuit breaker of search half-opened' in second.stderr
+    assert 'level=info logger=errord msg="circuit breaker of search closed' in second.stderr
 
 
 def scrape(errord: DaemonProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -117,8 +117,10 @@ def test_serve_reports_a_port_already_in_use(tmp_path: Path) -> None:
         result = run("serve", "--listen", first.address, "--db", str(tmp_path / "b.db"))
     finally:
         first.terminate()
-    assert result.returncode == 1
-    assert f"errord: cannot listen on {first.address}" in result.stderr
+    assert result.returncode == 69  # EX_UNAVAILABLE
+    assert (
+        f"errord: cannot listen on {first.address}: address {first.address} is already in use"
+    ) in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -136,7 +138,7 @@ def test_serve_reports_a_metrics_port_already_in_use(tmp_path: Path) -> None:
             "--metrics-listen",
             f"127.0.0.1:{port}",
         )
-    assert result.returncode == 1
+    assert result.returncode == 69  # EX_UNAVAILABLE
     assert f"errord: cannot serve metrics on 127.0.0.1:{port}: Address already in use" in (
         result.stderr
     )
@@ -180,7 +182,7 @@ def test_a_second_daemon_on_the_same_database_refuses_to_start(tmp_path: Path) -
         second = run("serve", "--listen", "127.0.0.1:0", "--db", database)
     finally:
         first.terminate()
-    assert second.returncode == 1
+    assert second.returncode == 73  # EX_CANTCREAT
     assert f"errord: {database}: in use by another errord" in second.stderr
 
 
@@ -221,3 +223,4 @@ def test_serve_without_arguments_runs_on_the_embedded_defaults(tmp_path: Path) -
         assert daemon.terminate() == 0
     assert check.status == health_pb2.HealthCheckResponse.SERVING
     assert (tmp_path / "state" / "errord" / "errord.db").exists()
+    assert (tmp_path / "state" / "errord").stat().st_mode & 0o777 == 0o700

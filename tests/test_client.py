@@ -35,6 +35,7 @@ from grpc_status import rpc_status
 
 from errord.config import Settings
 from tests.conftest import start_in_process
+from tests.test_access import self_signed
 
 DECISION = pb.RecoveryDecision(decision_id="d-1", action=pb.RECOVERY_ACTION_RETRY, turn_id="t-1")
 OUTCOME_EVENT = pb.TraceEvent(sequence=3, turn_id="t-1", outcome=pb.OutcomeEvent(decision_id="d-1"))
@@ -537,3 +538,53 @@ async def test_the_async_client_against_the_real_daemon(tmp_path: Path) -> None:
         ("call_id", "required"),
         ("attempt", "must be from 1 to 10000 (attempts count from 1), got 0"),
     ]
+
+
+async def test_both_clients_send_the_token_over_tls_to_a_daemon_that_requires_it(
+    tmp_path: Path,
+) -> None:
+    """``token`` and ``credentials``: what a daemon with token_file and TLS set asks for."""
+    token = "s3cret-T0ken.for~tests"
+    (tmp_path / "token").write_text(f"{token}\n")
+    server = self_signed(tmp_path, "server")
+    settings = Settings(
+        listen="127.0.0.1:0",
+        db=tmp_path / "e.db",
+        token_file=tmp_path / "token",
+        tls_cert_file=server.cert,
+        tls_key_file=server.key,
+    )
+    trusted = grpc.ssl_channel_credentials(root_certificates=server.cert.read_bytes())
+    errord = await start_in_process(settings)
+    try:
+        with ErrordClient(errord.address, token=token, credentials=trusted) as blocking:
+            began = await asyncio.to_thread(blocking.begin_turn, "sync-turn")
+        async with AsyncErrordClient(errord.address, token=token, credentials=trusted) as aio:
+            await aio.begin_turn("async-turn")
+            assert len(await aio.get_turn_trace("sync-turn")) == 1
+        with (
+            ErrordClient(errord.address, credentials=trusted) as anonymous,
+            pytest.raises(grpc.RpcError) as refused,
+        ):
+            await asyncio.to_thread(anonymous.begin_turn, "no-token")
+        async with AsyncErrordClient(errord.address, token="wrong", credentials=trusted) as aio:
+            with pytest.raises(grpc.aio.AioRpcError) as wrong:
+                await aio.begin_turn("wrong-token")
+    finally:
+        errord.stop.set()
+        await errord.task
+    assert began.event.turn_id == "sync-turn"
+    assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    assert wrong.value.code() is grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_a_client_refuses_credentials_with_a_channel_and_a_token_metadata_cannot_carry() -> None:
+    with grpc.insecure_channel(DEFAULT_TARGET) as channel:
+        credentials = grpc.ssl_channel_credentials()
+        with pytest.raises(ValueError, match="not both"):
+            ErrordClient(channel=channel, credentials=credentials)
+    for token in ("", "two words", "caf\u00e9"):
+        with pytest.raises(ValueError, match="printable ASCII"):
+            ErrordClient(token=token)
+        with pytest.raises(ValueError, match="printable ASCII"):
+            AsyncErrordClient(token=token)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import re
 import sqlite3
+import subprocess
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -106,6 +107,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
+    (tmp_path / "state").mkdir()
     return tmp_path / "state" / "trace.db"
 
 
@@ -306,7 +308,6 @@ async def test_user_version_is_the_number_of_migrations(store: Store, db_path: P
 
 
 async def test_a_database_from_a_newer_errord_is_refused(db_path: Path, clock: FakeClock) -> None:
-    db_path.parent.mkdir()
     query(db_path, "PRAGMA user_version = 99")
     with pytest.raises(StoreError) as raised:
         await open_store(db_path, clock)
@@ -362,10 +363,29 @@ async def test_close_is_idempotent(store: Store) -> None:
     await store.close()
 
 
-async def test_a_new_database_directory_is_private_to_its_owner(tmp_path: Path) -> None:
-    store = await open_store(tmp_path / "state" / "errord.db", FakeClock())
+async def test_a_database_directory_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "missing" / "errord.db"
+    with pytest.raises(StoreError, match=r"the directory .*missing does not exist; create it"):
+        await open_store(path, FakeClock())
+    assert not (tmp_path / "missing").exists()
+
+
+async def test_a_database_that_cannot_be_written_is_refused_at_open(tmp_path: Path) -> None:
+    path = tmp_path / "errord.db"
+    store = await open_store(path, FakeClock())
     await store.close()
-    assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
+    if chattr("+i", path) != 0:
+        pytest.skip("chattr +i is not allowed here")
+    try:
+        with pytest.raises(StoreError, match="cannot write the trace database: attempt to write"):
+            await open_store(path, FakeClock())
+    finally:
+        chattr("-i", path)
+
+
+def chattr(flag: str, path: Path) -> int:
+    """``chattr FLAG PATH``'s exit status (sync: a test's set-up, not what it measures)."""
+    return subprocess.run(["chattr", flag, str(path)], check=False).returncode
 
 
 async def test_a_database_is_owned_by_one_store_at_a_time(tmp_path: Path) -> None:

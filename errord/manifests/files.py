@@ -116,6 +116,32 @@ def _manifest_paths(directory: Path) -> list[Path]:
     )
 
 
+def overlooked(directory: Path) -> list[str]:
+    """What in ``directory`` looks meant as a manifest but is not read, each as a warning:
+    files whose suffix is .yaml or .yml in another case, subdirectories holding such
+    files; and that the directory has no manifest file at all."""
+    try:
+        entries = sorted(directory.iterdir(), key=lambda entry: entry.name)
+    except OSError:
+        return []  # load_manifest_dir reports it
+    warnings = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_file() and entry.suffix.lower() in MANIFEST_SUFFIXES:
+            if entry.suffix not in MANIFEST_SUFFIXES:
+                warnings.append(
+                    f"{entry}: not read: a manifest's name must end in .yaml or .yml, in lower case"
+                )
+        elif entry.is_dir() and any(
+            nested.suffix.lower() in MANIFEST_SUFFIXES for nested in entry.rglob("*")
+        ):
+            warnings.append(f"{entry}: not read: manifests in subdirectories are not loaded")
+    if not any(_is_manifest_file(entry) for entry in entries):
+        warnings.append(f"{directory}: no manifest files (*.yaml, *.yml) in it")
+    return warnings
+
+
 def _is_manifest_file(path: Path) -> bool:
     return path.suffix in MANIFEST_SUFFIXES and not path.name.startswith(".") and path.is_file()
 

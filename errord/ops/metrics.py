@@ -36,6 +36,7 @@ from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
 from errord.health import ToolHealth, ToolHealthBoard
 from errord.reload import ManifestReloader
+from errord.state.store import Store
 from errord.state.tool_stats import DURATION_BOUNDS
 
 READ_TIMEOUT = 5.0
@@ -204,11 +205,32 @@ class ReloadMetrics(Collector):
         return [reloads, refused]
 
 
+class StoreMetrics(Collector):
+    """Whether the trace database can be written, and the batches it refused."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def collect(self) -> Iterable[Metric]:
+        refused = CounterMetricFamily(
+            "errord_store_write_failures",
+            "Write batches the trace database refused since start (disk full, I/O error, "
+            "read-only file); their reports were answered UNAVAILABLE.",
+        )
+        refused.add_metric([], self._store.batches_failed)
+        writable = GaugeMetricFamily(
+            "errord_store_writable", "1 while the last write to the trace database succeeded."
+        )
+        writable.add_metric([], 0 if self._store.failing is not None else 1)
+        return [refused, writable]
+
+
 def start_metrics_server(
     listen: str,
     board: ToolHealthBoard,
     now: Callable[[], datetime],
     reloader: ManifestReloader | None = None,
+    store: Store | None = None,
 ) -> MetricsServer:
     """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread."""
     registry = CollectorRegistry(auto_describe=False)
@@ -217,6 +239,8 @@ def start_metrics_server(
     registry.register(ToolMetrics(board, now, asyncio.get_running_loop()))
     if reloader is not None:
         registry.register(ReloadMetrics(reloader))
+    if store is not None:
+        registry.register(StoreMetrics(store))
     host, port = listen.rsplit(":", 1)
     try:
         server, thread = start_http_server(int(port), addr=host.strip("[]"), registry=registry)

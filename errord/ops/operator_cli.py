@@ -1,50 +1,43 @@
-"""``errord stats``, ``errord breaker`` and ``errord memory``: the OperatorService from a
-shell.
+"""How the operator commands print what the daemon answers.
 
-They talk to a running daemon over gRPC, as grpcurl would, and print what it
-answers as text an operator reads at a glance (or, with ``--json``, the
-response as proto3 JSON). A failed call prints the daemon's status and
-message and exits 1.
+Text an operator reads at a glance by default; with ``--json``, the response as
+proto3 JSON (several responses, such as ``health``'s, as one object by name;
+a stream's, such as ``tail``'s, one object per line).
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-import grpc
 from errord_client.v1 import errord_pb2 as pb
-from errord_client.v1 import errord_pb2_grpc
 from google.protobuf import duration_pb2, json_format, message
 
-CALL_TIMEOUT = 10.0
-
-Response = TypeVar("Response", bound=message.Message)
-
-
-def call(
-    address: str, method: Callable[[Any], Callable[..., Response]], request: message.Message
-) -> Response:
-    """``method`` of an OperatorService stub on ``address``, called with ``request``.
-
-    Raises SystemExit(1) with the daemon's status when the call fails.
-    """
-    with grpc.insecure_channel(address) as channel:
-        stub = errord_pb2_grpc.OperatorServiceStub(channel)
-        try:
-            return method(stub)(request, timeout=CALL_TIMEOUT)
-        except grpc.RpcError as error:
-            code = error.code().name if isinstance(error, grpc.Call) else "UNKNOWN"
-            details = error.details() if isinstance(error, grpc.Call) else str(error)
-            if code == "UNAVAILABLE":
-                details = f"no errord answering at {address} ({details})"
-            print(f"errord: {code}: {details}", file=sys.stderr)
-            raise SystemExit(1) from None
+Answer = message.Message | Mapping[str, message.Message]
+"""What a command shows: one response, or several by name."""
 
 
-def as_json(response: message.Message) -> str:
-    return json_format.MessageToJson(response, indent=2, sort_keys=True)
+@dataclass(frozen=True)
+class Output:
+    """Prints each answer as text, or as proto3 JSON when ``json``."""
+
+    json: bool
+
+    def show(self, answer: Answer, text: str) -> None:
+        """The command's whole answer."""
+        print(as_json(answer) if self.json else text)
+
+    def line(self, response: message.Message, text: str) -> None:
+        """One response of a stream: a line of text, or a JSON object on one line."""
+        print(as_json(response, indent=None) if self.json else text, flush=True)
+
+
+def as_json(answer: Answer, indent: int | None = 2) -> str:
+    if isinstance(answer, message.Message):
+        return json_format.MessageToJson(answer, indent=indent, sort_keys=True)
+    plain = {name: json_format.MessageToDict(response) for name, response in answer.items()}
+    return json.dumps(plain, indent=indent, sort_keys=True)
 
 
 def seconds(duration: duration_pb2.Duration) -> float:
@@ -128,3 +121,11 @@ def format_breakers(breakers: list[pb.Breaker]) -> str:
         return "no tools yet: no manifests and no reports"
     width = max(len(breaker.tool) for breaker in breakers)
     return "\n".join(f"{breaker.tool:<{width}}  {breaker_line(breaker)}" for breaker in breakers)
+
+
+def format_health(statuses: Mapping[str, str]) -> str:
+    """A line per service: its status, then its name; the server as a whole is ``(server)``."""
+    width = max(len(status) for status in statuses.values())
+    return "\n".join(
+        f"{status:<{width}}  {service or '(server)'}" for service, status in statuses.items()
+    )

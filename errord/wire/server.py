@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,9 @@ SERVER_OPTIONS = [
     # grpc sets SO_REUSEPORT by default: a second daemon would silently share the port.
     ("grpc.so_reuseport", 0),
 ]
+
+SERVED_SERVICES = (service.SERVICE_NAME, operator.SERVICE_NAME)
+"""errord's own services, each with its health status."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ async def start_server(
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     if reflection_on is None:
         reflection_on = is_local(listen)
-    served = (service.SERVICE_NAME, operator.SERVICE_NAME)
+    served = SERVED_SERVICES
     if reflection_on:
         names = (*served, health.SERVICE_NAME, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, server)
@@ -117,7 +122,31 @@ def bind(
             return int(server.add_insecure_port(address))
         return int(server.add_secure_port(address, credentials))
     except RuntimeError as error:
-        raise ListenError(f"cannot listen on {listen}: {error}") from error
+        why = why_not_bound(listen) or str(error)
+        raise ListenError(f"cannot listen on {listen}: {why}") from error
+
+
+def why_not_bound(listen: str) -> str | None:
+    """Why a TCP address cannot be bound, found by binding it the same way; None when
+    it can be now (or it is no TCP address)."""
+    if listen.startswith("unix:"):
+        return None
+    host, port = listen.rsplit(":", 1)
+    host = host.strip("[]")
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, int(port)))
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            return f"address {listen} is already in use"
+        if error.errno == errno.EADDRNOTAVAIL:
+            return f"{host} is not an address of this machine"
+        if error.errno == errno.EACCES:
+            return f"permission denied to bind port {port} (ports below 1024 need privileges)"
+        return error.strerror or str(error)
+    return None
 
 
 async def bind_unix(

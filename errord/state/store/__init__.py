@@ -23,7 +23,7 @@ from errord.decide.events import EventDetail, EventKind, TraceEvent
 from errord.errors import StoreError
 from errord.state import codec
 from errord.state.projection import Projection
-from errord.state.store.connection import OwnerLock, connect
+from errord.state.store.connection import OwnerLock, check_writable, connect
 from errord.state.store.rows import event_of, state_key
 from errord.state.store.schema import fold_trace, migrate, rebuild_stale
 from errord.state.store.writer import (
@@ -32,6 +32,7 @@ from errord.state.store.writer import (
     GroupCommitWriter,
     StateModel,
     Unit,
+    WriteHealthListener,
 )
 
 __all__ = ["DuplicateEvent", "Store", "Unit"]
@@ -58,7 +59,9 @@ class Store:
         state: StateModel,
         next_sequence: int,
         on_commit: CommitListener | None,
+        path: Path,
     ) -> None:
+        self.path = path
         self._db = db
         self._owner = owner
         self._clock = clock
@@ -91,6 +94,7 @@ class Store:
             owner.release()
             raise
         try:
+            await check_writable(db, path)
             await migrate(db, path)
             await rebuild_stale(db, state.all)
             for projection in state.all:
@@ -102,12 +106,39 @@ class Store:
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
             raise
-        return cls(db, owner, clock, state, next_sequence, on_commit)
+        return cls(db, owner, clock, state, next_sequence, on_commit, path)
 
     @property
     def batches_committed(self) -> int:
         """How many write batches have been committed since open."""
         return self._writer.batches_committed
+
+    @property
+    def batches_failed(self) -> int:
+        """How many write batches the database refused since open."""
+        return self._writer.batches_failed
+
+    @property
+    def failing(self) -> StoreError | None:
+        """The last write's error while writes fail; None while they succeed."""
+        return self._writer.failing
+
+    def watch_writes(self, listener: WriteHealthListener) -> None:
+        """Tell ``listener`` when writes start failing (the error) and succeed again (None)."""
+        self._writer.on_write_health = listener
+
+    async def probe_write(self) -> bool:
+        """Try a write transaction that changes nothing; True when it commits. While writes
+        fail, a success tells the listener they succeed again."""
+        self._check_open()
+        async with self._lock:
+            try:
+                await check_writable(self._db, self.path)
+            except StoreError as error:
+                self._writer.wrote(error)
+                return False
+        self._writer.wrote(None)
+        return True
 
     def submit(self, details: Iterable[EventDetail]) -> Unit:
         """Record ``details`` as one unit of work, in this order.

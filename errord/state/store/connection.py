@@ -30,9 +30,12 @@ class OwnerLock:
     @classmethod
     def acquire(cls, path: Path) -> OwnerLock:
         lock = path.with_name(path.name + ".lock")
+        if not path.parent.is_dir():
+            raise StoreError(
+                f"{path}: the directory {path.parent} does not exist; create it (under "
+                "systemd, StateDirectory= does) or choose another --db"
+            )
         try:
-            # The trace holds tool inputs (redacted, still private): a new directory is owner-only.
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
@@ -79,6 +82,22 @@ async def _configure(db: aiosqlite.Connection, path: Path) -> None:
     await pragma(db, "foreign_keys = ON")
     await pragma(db, "secure_delete = ON")  # deleted rows are zeroed, not left in free pages
     await pragma(db, f"busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+async def check_writable(db: aiosqlite.Connection, path: Path) -> None:
+    """Raise StoreError unless a transaction can write the database (a read-only or
+    immutable file opens, and only fails at the first write)."""
+    try:
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            version = await pragma(db, "user_version")
+            await db.execute(f"PRAGMA user_version = {int(version)}")
+            await db.commit()
+        finally:
+            if db.in_transaction:
+                await db.rollback()
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot write the trace database: {exc}") from exc
 
 
 async def pragma(db: aiosqlite.Connection, statement: str) -> Any:

@@ -34,6 +34,8 @@ MAX_BATCH: Final = 1000
 """Units of work committed by one transaction."""
 
 CommitListener = Callable[[Sequence[TraceEvent]], None]
+WriteHealthListener = Callable[[StoreError | None], None]
+"""Told when writes start failing (the error) and when they succeed again (None)."""
 T = TypeVar("T")
 
 
@@ -90,6 +92,11 @@ class GroupCommitWriter:
         self._on_commit = on_commit
         self._queue: asyncio.Queue[Unit | None] = asyncio.Queue()
         self.batches_committed = 0
+        self.batches_failed = 0
+        """Batches the database refused (disk full, I/O error, read-only file)."""
+        self.failing: StoreError | None = None
+        """The last write's error while writes fail; None while they succeed."""
+        self.on_write_health: WriteHealthListener | None = None
         self._task = asyncio.create_task(self._run(), name="errord-writer")
 
     def submit(self, events: Sequence[TraceEvent]) -> Unit:
@@ -139,6 +146,7 @@ class GroupCommitWriter:
             self._fail(batch, events, exc)
             return
         self.batches_committed += 1
+        self.wrote(None)
         self._apply(staging, events)
         for unit in batch:
             _resolve(unit.done, None)
@@ -180,11 +188,23 @@ class GroupCommitWriter:
         self._state.release(events)
         if isinstance(error, sqlite3.Error):
             error = StoreError(f"cannot commit {len(events)} trace events: {error}")
+            self.batches_failed += 1
+            self.wrote(error)
         elif not isinstance(error, DuplicateEvent | StoreError):
             LOG.error("unexpected error committing trace events", exc_info=error)
         for unit in units:
             if not unit.done.done():
                 unit.done.set_exception(error)
+
+    def wrote(self, error: StoreError | None) -> None:
+        """Record how the last write went; tell the listener when that changes."""
+        changed = (error is None) != (self.failing is None)
+        self.failing = error
+        if changed and self.on_write_health is not None:
+            try:
+                self.on_write_health(error)
+            except Exception:
+                LOG.exception("write health listener failed")
 
     def _notify(self, events: Sequence[TraceEvent]) -> None:
         if self._on_commit is None:

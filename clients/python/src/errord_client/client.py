@@ -7,8 +7,10 @@ return the generated response messages unchanged.
 
 Failed calls raise ``grpc.RpcError`` (``grpc.aio.AioRpcError`` from the async
 client): ``INVALID_ARGUMENT`` for a malformed request, whose fields
-``field_violations`` names; ``UNAVAILABLE`` when no daemon listens;
-``DEADLINE_EXCEEDED`` when ``timeout`` passes.
+``field_violations`` names; ``FAILED_PRECONDITION`` for a report to a turn
+already ended; ``UNAUTHENTICATED`` without the daemon's bearer ``token``;
+``UNAVAILABLE`` when no daemon listens; ``DEADLINE_EXCEEDED`` when
+``timeout`` passes.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ DEFAULT_TARGET = "127.0.0.1:50051"
 
 _STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
+_Metadata = tuple[tuple[str, str], ...] | None
+"""Metadata sent with every call: the bearer token, when one was given."""
+
 _Request = TypeVar("_Request", contravariant=True)
 _Response = TypeVar("_Response", covariant=True)
 
@@ -45,14 +50,16 @@ _Response = TypeVar("_Response", covariant=True)
 class _Unary(Protocol[_Request, _Response]):
     """A blocking unary callable of the generated stub."""
 
-    def __call__(self, request: _Request, *, timeout: float | None = None) -> _Response: ...
+    def __call__(
+        self, request: _Request, *, timeout: float | None = None, metadata: _Metadata = None
+    ) -> _Response: ...
 
 
 class _AsyncUnary(Protocol[_Request, _Response]):
     """A ``grpc.aio`` unary callable of the generated stub."""
 
     def __call__(
-        self, request: _Request, *, timeout: float | None = None
+        self, request: _Request, *, timeout: float | None = None, metadata: _Metadata = None
     ) -> Awaitable[_Response]: ...
 
 
@@ -103,17 +110,32 @@ class _AsyncStub(Protocol):
 class ErrordClient:
     """A blocking errord client.
 
-    It opens an insecure channel to ``target`` (``host:port`` or
-    ``unix:/path``) and closes it on ``close()`` or when its ``with`` block
-    ends. A ``channel`` passed in is used instead of ``target`` and never
-    closed by the client: its owner closes it.
+    It opens a channel to ``target`` (``host:port`` or ``unix:/path``),
+    plaintext unless TLS ``credentials`` are given (``grpc.ssl_channel_credentials``),
+    and closes it on ``close()`` or when its ``with`` block ends. A ``channel``
+    passed in is used instead of ``target`` and never closed by the client: its
+    owner closes it. With ``token`` every call sends ``authorization: Bearer
+    <token>``, which a daemon with ``token_file`` set requires.
     """
 
     def __init__(
-        self, target: str = DEFAULT_TARGET, *, channel: grpc.Channel | None = None
+        self,
+        target: str = DEFAULT_TARGET,
+        *,
+        channel: grpc.Channel | None = None,
+        token: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
+        _check_channel_options(channel, credentials)
+        self._metadata = _bearer(token)
         self._owns_channel = channel is None
-        self._channel = grpc.insecure_channel(target) if channel is None else channel
+        if channel is None:
+            channel = (
+                grpc.insecure_channel(target)
+                if credentials is None
+                else grpc.secure_channel(target, credentials)
+            )
+        self._channel = channel
         self._stub: _SyncStub = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
 
     def __enter__(self) -> Self:
@@ -159,7 +181,7 @@ class ErrordClient:
         """
         tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
         request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
-        return self._stub.ReportFailure(request, timeout=timeout)
+        return self._stub.ReportFailure(request, timeout=timeout, metadata=self._metadata)
 
     def begin_turn(
         self,
@@ -174,11 +196,13 @@ class ErrordClient:
         """Begin a turn with its deadline (None: errord's default, 300 s), its own retry
         budget (neither given: errord's) and its plan (calls built with ``planned_call``)."""
         request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
-        return self._stub.BeginTurn(request, timeout=timeout)
+        return self._stub.BeginTurn(request, timeout=timeout, metadata=self._metadata)
 
     def end_turn(self, turn_id: str, *, timeout: float | None = None) -> pb.EndTurnResponse:
         """Close a turn; its summary: each call's final status and a notice for the user."""
-        return self._stub.EndTurn(pb.EndTurnRequest(turn_id=turn_id), timeout=timeout)
+        return self._stub.EndTurn(
+            pb.EndTurnRequest(turn_id=turn_id), timeout=timeout, metadata=self._metadata
+        )
 
     def validate_call(
         self, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None
@@ -186,7 +210,7 @@ class ErrordClient:
         """Check a call's arguments against the tool's JSON Schema before running it; for an
         invalid call, send ``llm_message`` to the model instead."""
         request = pb.ValidateCallRequest(tool=tool, arguments=_struct(arguments))
-        return self._stub.ValidateCall(request, timeout=timeout)
+        return self._stub.ValidateCall(request, timeout=timeout, metadata=self._metadata)
 
     def reconcile_results(
         self,
@@ -199,7 +223,7 @@ class ErrordClient:
         """Exactly one result per tool call of the model's message, in call order (see
         errord_client.results for the shapes model APIs take)."""
         request = pb.ReconcileResultsRequest(turn_id=turn_id, calls=calls, results=results)
-        return self._stub.ReconcileResults(request, timeout=timeout)
+        return self._stub.ReconcileResults(request, timeout=timeout, metadata=self._metadata)
 
     def report_failures(
         self, failures: Sequence[pb.ReportFailureRequest], *, timeout: float | None = None
@@ -207,7 +231,7 @@ class ErrordClient:
         """Report several failed attempts (a turn's parallel calls, built with
         ``failure_request``) in one call: one decision each, in order, committed together."""
         request = pb.ReportFailuresRequest(failures=failures)
-        return self._stub.ReportFailures(request, timeout=timeout)
+        return self._stub.ReportFailures(request, timeout=timeout, metadata=self._metadata)
 
     def report_outcome(
         self,
@@ -223,7 +247,7 @@ class ErrordClient:
     ) -> pb.ReportOutcomeResponse:
         """Record how an attempt ended; ``duration`` in seconds, ``decision_id`` it followed."""
         request = _outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
-        return self._stub.ReportOutcome(request, timeout=timeout)
+        return self._stub.ReportOutcome(request, timeout=timeout, metadata=self._metadata)
 
     def get_turn_trace(self, turn_id: str, *, timeout: float | None = None) -> list[pb.TraceEvent]:
         """Return every trace event of one turn, oldest first, reading page after page.
@@ -234,7 +258,7 @@ class ErrordClient:
         token = ""
         while True:
             request = pb.GetTurnTraceRequest(turn_id=turn_id, page_token=token)
-            page = self._stub.GetTurnTrace(request, timeout=timeout)
+            page = self._stub.GetTurnTrace(request, timeout=timeout, metadata=self._metadata)
             events.extend(page.events)
             token = page.next_page_token
             if not token:
@@ -253,7 +277,7 @@ class ErrordClient:
         request = pb.WatchTraceRequest(
             turn_id=turn_id, include_history=include_history, after_sequence=after_sequence
         )
-        call = self._stub.WatchTrace(request)
+        call = self._stub.WatchTrace(request, metadata=self._metadata)
         try:
             for response in call:
                 yield response.event
@@ -264,16 +288,30 @@ class ErrordClient:
 class AsyncErrordClient:
     """An asyncio errord client on ``grpc.aio``, with the methods of ErrordClient.
 
-    It opens an insecure channel to ``target`` and closes it on ``await
-    close()`` or when its ``async with`` block ends; a ``channel`` passed in
-    is never closed by the client.
+    It opens a channel to ``target`` (TLS with ``credentials``, else
+    plaintext) and closes it on ``await close()`` or when its ``async with``
+    block ends; a ``channel`` passed in is never closed by the client. With
+    ``token`` every call sends ``authorization: Bearer <token>``.
     """
 
     def __init__(
-        self, target: str = DEFAULT_TARGET, *, channel: grpc.aio.Channel | None = None
+        self,
+        target: str = DEFAULT_TARGET,
+        *,
+        channel: grpc.aio.Channel | None = None,
+        token: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
+        _check_channel_options(channel, credentials)
+        self._metadata = _bearer(token)
         self._owns_channel = channel is None
-        self._channel = grpc.aio.insecure_channel(target) if channel is None else channel
+        if channel is None:
+            channel = (
+                grpc.aio.insecure_channel(target)
+                if credentials is None
+                else grpc.aio.secure_channel(target, credentials)
+            )
+        self._channel = channel
         self._stub: _AsyncStub = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
 
     async def __aenter__(self) -> Self:
@@ -312,7 +350,7 @@ class AsyncErrordClient:
         """Report one failed attempt; see ErrordClient.report_failure."""
         tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
         request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
-        return await self._stub.ReportFailure(request, timeout=timeout)
+        return await self._stub.ReportFailure(request, timeout=timeout, metadata=self._metadata)
 
     async def begin_turn(
         self,
@@ -326,7 +364,7 @@ class AsyncErrordClient:
     ) -> pb.BeginTurnResponse:
         """Begin a turn; see ErrordClient.begin_turn."""
         request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
-        return await self._stub.BeginTurn(request, timeout=timeout)
+        return await self._stub.BeginTurn(request, timeout=timeout, metadata=self._metadata)
 
     async def end_turn(
         self,
@@ -335,7 +373,9 @@ class AsyncErrordClient:
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.EndTurnResponse:
         """Close a turn; see ErrordClient.end_turn."""
-        return await self._stub.EndTurn(pb.EndTurnRequest(turn_id=turn_id), timeout=timeout)
+        return await self._stub.EndTurn(
+            pb.EndTurnRequest(turn_id=turn_id), timeout=timeout, metadata=self._metadata
+        )
 
     async def validate_call(
         self,
@@ -346,7 +386,7 @@ class AsyncErrordClient:
     ) -> pb.ValidateCallResponse:
         """Check a call's arguments; see ErrordClient.validate_call."""
         request = pb.ValidateCallRequest(tool=tool, arguments=_struct(arguments))
-        return await self._stub.ValidateCall(request, timeout=timeout)
+        return await self._stub.ValidateCall(request, timeout=timeout, metadata=self._metadata)
 
     async def reconcile_results(
         self,
@@ -358,7 +398,7 @@ class AsyncErrordClient:
     ) -> pb.ReconcileResultsResponse:
         """One result per tool call; see ErrordClient.reconcile_results."""
         request = pb.ReconcileResultsRequest(turn_id=turn_id, calls=calls, results=results)
-        return await self._stub.ReconcileResults(request, timeout=timeout)
+        return await self._stub.ReconcileResults(request, timeout=timeout, metadata=self._metadata)
 
     async def report_failures(
         self,
@@ -368,7 +408,7 @@ class AsyncErrordClient:
     ) -> pb.ReportFailuresResponse:
         """Report several failed attempts in one call; see ErrordClient.report_failures."""
         request = pb.ReportFailuresRequest(failures=failures)
-        return await self._stub.ReportFailures(request, timeout=timeout)
+        return await self._stub.ReportFailures(request, timeout=timeout, metadata=self._metadata)
 
     async def report_outcome(
         self,
@@ -384,7 +424,7 @@ class AsyncErrordClient:
     ) -> pb.ReportOutcomeResponse:
         """Record how an attempt ended; see ErrordClient.report_outcome."""
         request = _outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
-        return await self._stub.ReportOutcome(request, timeout=timeout)
+        return await self._stub.ReportOutcome(request, timeout=timeout, metadata=self._metadata)
 
     async def get_turn_trace(
         self,
@@ -397,7 +437,7 @@ class AsyncErrordClient:
         token = ""
         while True:
             request = pb.GetTurnTraceRequest(turn_id=turn_id, page_token=token)
-            page = await self._stub.GetTurnTrace(request, timeout=timeout)
+            page = await self._stub.GetTurnTrace(request, timeout=timeout, metadata=self._metadata)
             events.extend(page.events)
             token = page.next_page_token
             if not token:
@@ -414,12 +454,26 @@ class AsyncErrordClient:
         request = pb.WatchTraceRequest(
             turn_id=turn_id, include_history=include_history, after_sequence=after_sequence
         )
-        call = self._stub.WatchTrace(request)
+        call = self._stub.WatchTrace(request, metadata=self._metadata)
         try:
             async for response in call:
                 yield response.event
         finally:
             call.cancel()
+
+
+def _check_channel_options(channel: object, credentials: grpc.ChannelCredentials | None) -> None:
+    if channel is not None and credentials is not None:
+        raise ValueError("pass credentials= or channel=, not both: a channel has its own")
+
+
+def _bearer(token: str | None) -> _Metadata:
+    """The ``authorization`` metadata errord's ``token_file`` asks for; None without a token."""
+    if token is None:
+        return None
+    if not token or any(not "!" <= character <= "~" for character in token):
+        raise ValueError("token must be printable ASCII without spaces, as in errord's token_file")
+    return (("authorization", f"Bearer {token}"),)
 
 
 def field_violations(error: grpc.RpcError) -> list[tuple[str, str]]:
@@ -428,13 +482,15 @@ def field_violations(error: grpc.RpcError) -> list[tuple[str, str]]:
     errord names each bad request field in a ``google.rpc.BadRequest`` detail
     of the status it sends in the ``grpc-status-details-bin`` trailer; an
     error without one gives ``[]``. Decoding needs the ``google.rpc`` messages
-    of googleapis-common-protos: install ``errord-client[status]``.
+    (googleapis-common-protos, which grpcio-status brings): install the
+    package's ``status`` extra, ``pip install './clients/python[status]'``.
     """
     try:
         from google.rpc import error_details_pb2, status_pb2
     except ImportError as missing:
         raise ImportError(
-            "field_violations needs google.rpc: pip install 'errord-client[status]'"
+            "field_violations needs google.rpc: install errord-client's 'status' extra "
+            "(from errord's checkout: pip install './clients/python[status]')"
         ) from missing
     status = status_pb2.Status.FromString(_status_details(error))
     violations: list[tuple[str, str]] = []
