@@ -14,7 +14,9 @@ from memory and, in the same transaction as the event, from the database.
 
 Memory is bounded: beyond ``capacity`` keys the least recently changed ones are
 dropped, and from then on the projection is no longer ``complete``: a key it
-does not hold may be in the database, and ``missing`` says it must be read.
+does not hold may be in the database. The dropped keys go into a KeyFilter, so
+that ``missing`` says a key must be read only when it may be one of them: a key
+never seen (a new call, a new turn) costs no read.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from errord.decide.events import TraceEvent
+from errord.state.key_filter import KeyFilter
 
 K = TypeVar("K", bound=Hashable)
 S = TypeVar("S")
@@ -93,6 +96,8 @@ class Projection(Generic[K, S]):
         reservations (every report of a tool reserves an event of that tool's breaker)
         does not fold them all again."""
         self._pinned: dict[K, int] = {}
+        self._dropped = KeyFilter()
+        """Keys whose state is in the database and not in memory (and 1 % of others)."""
 
     @property
     def name(self) -> str:
@@ -114,7 +119,12 @@ class Projection(Generic[K, S]):
 
     def missing(self, key: K) -> bool:
         """True when the key's state may be in the database but is not in memory."""
-        return not self.complete and key not in self._committed and key not in self._pending
+        return (
+            not self.complete
+            and key not in self._committed
+            and key not in self._pending
+            and key in self._dropped
+        )
 
     def snapshot(self) -> dict[K, S]:
         """Every committed state held in memory."""
@@ -205,10 +215,15 @@ class Projection(Generic[K, S]):
 
     # Loading.
 
-    def load(self, states: Iterable[tuple[K, S]], *, complete: bool) -> None:
-        """Hold the states read at start, oldest first; ``complete`` if they are all there are."""
+    def load(
+        self, states: Iterable[tuple[K, S]], *, complete: bool, dropped: Iterable[K] = ()
+    ) -> None:
+        """Hold the states read at start, oldest first; ``complete`` if they are all there
+        are, else ``dropped`` are the keys of the others."""
         for key, state in states:
             self._committed[key] = state
+        for key in dropped:
+            self._dropped.add(key)
         self.complete = complete
         self._evict()
 
@@ -239,4 +254,5 @@ class Projection(Generic[K, S]):
             if key in self._pending or key in self._pinned:
                 self._committed[key] = state  # back, as the most recent
             else:
+                self._dropped.add(key)
                 self.complete = False

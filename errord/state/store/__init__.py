@@ -42,6 +42,10 @@ _BY_KEY: Final = f"{_SELECT} WHERE kind = ? AND dedup_key = ?"
 _BY_TURN: Final = f"{_SELECT} WHERE turn_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"
 _AFTER: Final = f"{_SELECT} WHERE sequence > ? ORDER BY sequence LIMIT ?"
 _STATE_ROW: Final = "SELECT body FROM state WHERE projection = ? AND key = ?"
+_OLDER_KEYS: Final = (
+    "SELECT key FROM state WHERE projection = ? ORDER BY sequence DESC LIMIT -1 OFFSET ?"
+)
+"""The keys of the rows beyond the ``capacity`` most recently changed."""
 _RECENT_STATE: Final = (
     "SELECT key, body FROM (SELECT key, body, sequence FROM state WHERE projection = ? "
     "ORDER BY sequence DESC LIMIT ?) ORDER BY sequence"
@@ -244,13 +248,17 @@ async def _load(db: aiosqlite.Connection, projection: Projection[Any, Any], path
     decode_key = codec.decoder(projection.fold.key_type)
     decode_state = codec.decoder(projection.fold.state_type)
     complete = len(rows) < limit
+    dropped = (
+        [] if complete else await db.execute_fetchall(_OLDER_KEYS, (projection.name, capacity))
+    )
     try:
         states = [
             (decode_key(key), decode_state(body)) for key, body in rows[-projection.capacity :]
         ]
+        keys = [decode_key(key) for (key,) in dropped]
     except codec.DecodeErrors as exc:
         raise StoreError(f"a {projection.name} state row cannot be read: {exc}") from exc
-    projection.load(states, complete=complete)
+    projection.load(states, complete=complete, dropped=keys)
 
 
 async def _next_sequence(db: aiosqlite.Connection) -> int:
