@@ -66,3 +66,28 @@ def test_the_load_generator_sends_batches_of_failures(daemon_process: DaemonProc
     assert figures["batch"] == 8
     assert not figures["errors"]
     assert figures["decisions_per_s"] == pytest.approx(8 * figures["throughput"])
+
+
+def test_the_memory_benchmark_measures_recall_decisions_and_start_up(tmp_path: Path) -> None:
+    text = run(
+        "tests.benchmarks.memory",
+        "--episodes", "3000",
+        "--errors", "300",
+        "--duration", "0.5",
+        "--rounds", "1",
+        "--db", str(tmp_path / "built.db"),
+    )  # fmt: skip
+    assert "# Episodic memory with 3,000 episodes of 300 errors" in text
+    assert "memory holds 300 errors" in text
+    for figure in (
+        "- start-up: database opened and every projection loaded in ",
+        "- recall of one error's statistics, in process: p50 ",
+        "- RecallEpisodes RPC of one error over a unix socket: p50 ",
+        "remembered/empty throughput = ",
+    ):
+        assert figure in text
+    again = run(
+        "tests.benchmarks.memory", "--episodes", "3000", "--errors", "300",
+        "--duration", "0.2", "--rounds", "1", "--db", str(tmp_path / "built.db"),
+    )  # fmt: skip
+    assert "reusing " in again
