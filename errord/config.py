@@ -1,6 +1,7 @@
 """Daemon settings: embedded defaults, a TOML file, command-line flags (last wins).
 
-    listen = "127.0.0.1:50051"          # host:port, [v6]:port, or unix:PATH
+    listen = "127.0.0.1:50051"          # host:port, [v6]:port, or unix:PATH (under systemd:
+                                        # errord.sock in $RUNTIME_DIRECTORY)
     db = "/var/lib/errord/errord.db"    # the trace database
     manifests = "/etc/errord/tools.d"   # directory of tool manifests (YAML)
     shutdown_grace_seconds = 5.0        # in-flight requests get this long at shutdown
@@ -107,6 +108,14 @@ def default_db_path() -> Path:
     return base / "errord" / "errord.db"
 
 
+def default_listen() -> str:
+    """errord.sock in systemd's RUNTIME_DIRECTORY, else 127.0.0.1:50051."""
+    runtime_directory = os.environ.get("RUNTIME_DIRECTORY")
+    if runtime_directory:
+        return f"unix:{Path(runtime_directory.split(':')[0]) / 'errord.sock'}"
+    return "127.0.0.1:50051"
+
+
 def check_listen(listen: str) -> str | None:
     """What is wrong with a listen address, or None."""
     if listen.startswith("unix:"):
@@ -123,7 +132,7 @@ def check_listen(listen: str) -> str | None:
 class Settings:
     """Everything the daemon needs to start."""
 
-    listen: str = "127.0.0.1:50051"
+    listen: str = field(default_factory=default_listen)
     """Where to serve gRPC: host:port or unix:PATH."""
     db: Path = field(default_factory=default_db_path)
     """The SQLite trace database."""

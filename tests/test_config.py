@@ -165,3 +165,12 @@ def test_bad_access_settings_name_the_file_line_and_setting(
         Settings.from_toml(path)
     assert str(failed.value).startswith(str(path))
     assert message in str(failed.value)
+
+
+def test_under_systemd_the_default_listen_is_a_socket_in_the_runtime_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RUNTIME_DIRECTORY", raising=False)
+    assert Settings().listen == "127.0.0.1:50051"
+    monkeypatch.setenv("RUNTIME_DIRECTORY", "/run/errord")
+    assert Settings().listen == "unix:/run/errord/errord.sock"

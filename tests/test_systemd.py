@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 from collections.abc import Iterator
@@ -64,3 +65,22 @@ def test_an_unreachable_socket_is_logged_not_raised(
 ) -> None:
     Notifier(str(tmp_path / "missing")).notify("READY=1")
     assert "cannot notify systemd" in caplog.text
+
+
+def test_the_watchdog_is_fed_at_half_its_timeout_when_meant_for_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NOTIFY_SOCKET", "/run/systemd/notify")
+    monkeypatch.setenv("WATCHDOG_USEC", "30000000")
+    monkeypatch.delenv("WATCHDOG_PID", raising=False)
+    assert Notifier.from_environment().watchdog_interval == 15.0
+    monkeypatch.setenv("WATCHDOG_PID", str(os.getpid()))
+    assert Notifier.from_environment().watchdog_interval == 15.0
+    monkeypatch.setenv("WATCHDOG_PID", "1")  # another process's watchdog
+    assert Notifier.from_environment().watchdog_interval is None
+    monkeypatch.setenv("WATCHDOG_PID", str(os.getpid()))
+    monkeypatch.setenv("WATCHDOG_USEC", "soon")
+    assert Notifier.from_environment().watchdog_interval is None
+    monkeypatch.delenv("NOTIFY_SOCKET")
+    monkeypatch.setenv("WATCHDOG_USEC", "30000000")
+    assert Notifier.from_environment().watchdog_interval is None
