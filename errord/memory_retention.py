@@ -137,4 +137,4 @@ class MemoryRetention:
 
 
 def _forgetting(reason: ForgetReason, errors: Sequence[MemoryKey]) -> MemoryForgotten:
-    return MemoryForgotten(forget_id=uuid.uuid4().hex, reason=reason, errors=tuple(errors))
+    return MemoryForgotten(event_id=uuid.uuid4().hex, reason=reason, errors=tuple(errors))

@@ -108,7 +108,7 @@ class ManifestReloader:
 
     async def _record(self, reloaded: Reloaded, by: str) -> None:
         event = ManifestsReloaded(
-            reload_id=uuid.uuid4().hex,
+            event_id=uuid.uuid4().hex,
             applied=reloaded.applied,
             tools=len(reloaded.tools),
             problems=reloaded.problems,

@@ -89,6 +89,20 @@ def test_flags_override_the_file(tmp_path: Path) -> None:
             'metrics_listen = "unix:/run/m"\n',
             ":1: metrics_listen: expected host:port; the metrics endpoint is HTTP over TCP",
         ),
+        ("socket_group = true\n", ":1: socket_group: expected str or int, got bool"),
+        ('\nsocket_group = ""\n', ":2: socket_group: expected a group name or a number from 0"),
+        ("socket_group = -1\n", ":1: socket_group: expected a group name or a number from 0"),
+        ("token_file = 5\n", ":1: token_file: expected str, got int"),
+        ('tls_cert_file = "c.pem"\n', ":1: tls_cert_file: needs tls_key_file too"),
+        ('\ntls_key_file = "k.pem"\n', ":2: tls_key_file: needs tls_cert_file too"),
+        (
+            'tls_client_ca_file = "ca.pem"\n',
+            ":1: tls_client_ca_file: needs tls_cert_file and tls_key_file",
+        ),
+        (
+            'listen = "unix:/run/errord.sock"\ntls_key_file = "k.pem"\ntls_cert_file = "c.pem"\n',
+            ":3: tls_cert_file: TLS is for TCP; listen is a unix socket",
+        ),
     ],
 )
 def test_bad_settings_name_the_file_line_and_setting(
@@ -136,35 +150,6 @@ def test_access_settings_come_from_the_file_with_paths_relative_to_it(tmp_path: 
     assert settings.tls_key_file == Path("/etc/errord/key.pem")
     assert settings.tls_client_ca_file == tmp_path / "tls/ca.pem"
     assert Settings.from_toml(write(tmp_path, "socket_group = 1000\n")).socket_group == 1000
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("socket_group = true\n", ":1: socket_group: expected str or int, got bool"),
-        ('\nsocket_group = ""\n', ":2: socket_group: expected a group name or a number from 0"),
-        ("socket_group = -1\n", ":1: socket_group: expected a group name or a number from 0"),
-        ("token_file = 5\n", ":1: token_file: expected str, got int"),
-        ('tls_cert_file = "c.pem"\n', ":1: tls_cert_file: needs tls_key_file too"),
-        ('\ntls_key_file = "k.pem"\n', ":2: tls_key_file: needs tls_cert_file too"),
-        (
-            'tls_client_ca_file = "ca.pem"\n',
-            ":1: tls_client_ca_file: needs tls_cert_file and tls_key_file",
-        ),
-        (
-            'listen = "unix:/run/errord.sock"\ntls_key_file = "k.pem"\ntls_cert_file = "c.pem"\n',
-            ":3: tls_cert_file: TLS is for TCP; listen is a unix socket",
-        ),
-    ],
-)
-def test_bad_access_settings_name_the_file_line_and_setting(
-    tmp_path: Path, text: str, message: str
-) -> None:
-    path = write(tmp_path, text)
-    with pytest.raises(ConfigError) as failed:
-        Settings.from_toml(path)
-    assert str(failed.value).startswith(str(path))
-    assert message in str(failed.value)
 
 
 def test_under_systemd_the_default_listen_is_a_socket_in_the_runtime_directory(

@@ -167,7 +167,7 @@ async def test_a_forgotten_error_starts_afresh(harness: Harness) -> None:
 
 def test_a_forgetting_event_names_its_errors_and_reason() -> None:
     event = MemoryForgotten(
-        forget_id="f1", reason=ForgetReason.CAPACITY, errors=(MemoryKey("a", "TIMEOUT:1"),)
+        event_id="f1", reason=ForgetReason.CAPACITY, errors=(MemoryKey("a", "TIMEOUT:1"),)
     )
     assert event.turn_id == ""
     assert event.dedup_key == ("f1",)

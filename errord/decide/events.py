@@ -162,14 +162,11 @@ class ForgetReason(Enum):
     """Among the least recently seen when memory held more than memory_max_errors."""
 
 
-class MemoryForgotten(_Event, frozen=True, tag=EventKind.MEMORY_FORGOTTEN.value):
-    """Episodic memory forgot errors, each with every episode it held of it."""
+class _OfTheDaemon:
+    """An event of the daemon itself, of no turn and no call; its own id is its key."""
 
-    kind = EventKind.MEMORY_FORGOTTEN
-    forget_id: str
-    """Unique to this event: its idempotency key."""
-    reason: ForgetReason
-    errors: tuple[MemoryKey, ...]
+    __slots__ = ()
+    event_id: str
 
     @property
     def turn_id(self) -> str:
@@ -181,33 +178,31 @@ class MemoryForgotten(_Event, frozen=True, tag=EventKind.MEMORY_FORGOTTEN.value)
 
     @property
     def dedup_key(self) -> tuple[str]:
-        return (self.forget_id,)
+        return (self.event_id,)
 
 
-class ManifestsReloaded(_Event, frozen=True, tag=EventKind.MANIFESTS_RELOADED.value):
+class MemoryForgotten(_Event, _OfTheDaemon, frozen=True, tag=EventKind.MEMORY_FORGOTTEN.value):
+    """Episodic memory forgot errors, each with every episode it held of it."""
+
+    kind = EventKind.MEMORY_FORGOTTEN
+    event_id: str
+    """Unique to this event: its idempotency key."""
+    reason: ForgetReason
+    errors: tuple[MemoryKey, ...]
+
+
+class ManifestsReloaded(_Event, _OfTheDaemon, frozen=True, tag=EventKind.MANIFESTS_RELOADED.value):
     """The manifests directory was read again; applied, or invalid and the set in force
     kept."""
 
     kind = EventKind.MANIFESTS_RELOADED
-    reload_id: str
+    event_id: str
     """Unique to this event: its idempotency key."""
     applied: bool
     tools: int
     """Tools with a manifest in force after the reload."""
     problems: tuple[str, ...] = ()
     by: str = ""
-
-    @property
-    def turn_id(self) -> str:
-        return ""
-
-    @property
-    def call(self) -> None:
-        return None
-
-    @property
-    def dedup_key(self) -> tuple[str]:
-        return (self.reload_id,)
 
 
 EventDetail: TypeAlias = (
