@@ -9,8 +9,10 @@ errors' states), so a rebuild from the trace forgets exactly what the daemon for
   one dictionary walk of a few steps, only while memory is full.
 - Age: a background pass forgets the errors not seen for ``max_age``, least recently
   seen first, in units of at most FORGET_CHUNK errors, each committed by the group-commit
-  writer among the decisions: a large pass is many small batches, never one long one.
-  The errors are picked from the projection in memory, without reading the database.
+  writer among the decisions, FORGET_PAUSE apart: a large pass is many small batches,
+  never one long one (on a history of 1,000,000 episodes, 256 errors a unit with no pause
+  tripled the decisions' p99; 32 with the pause leave it as it was). The errors are
+  picked from the projection in memory, without reading the database.
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ from errord.state.store import Unit
 
 log = logging.getLogger(__name__)
 
-FORGET_CHUNK = 256
+FORGET_CHUNK = 32
 """Errors forgotten by one unit of work of the age pass."""
+FORGET_PAUSE = 0.02
+"""Seconds the age pass waits between its units: deleting rows scattered through a large
+database is slow, and decisions must not queue behind it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,8 @@ class MemoryRetention:
         self._clock = clock
         self.forgotten = 0
         """Errors forgotten since start, for either reason."""
+        self.pause = FORGET_PAUSE
+        """Seconds between two units of the age pass."""
 
     def with_room(self, events: tuple[EventDetail, ...]) -> tuple[EventDetail, ...]:
         """``events``, followed by a MemoryForgotten of the least recently seen errors when
@@ -104,6 +111,7 @@ class MemoryRetention:
             await asyncio.shield(unit.done)
             total += len(chunk)
             self.forgotten += len(chunk)
+            await asyncio.sleep(self.pause)
         return total
 
     async def run(self, stop: asyncio.Event) -> None:
