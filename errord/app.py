@@ -97,7 +97,7 @@ async def serve(
                 settings.alert_thresholds(),
                 settings.memory_min_episodes,
             )
-            serving = Serving(settings.db, lambda: len(handler.manifests))
+            serving = Serving(settings.db, lambda: len(handler.manifests), store.set_aside)
             reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
             running = await start_server(
@@ -149,6 +149,8 @@ class Serving:
     db: Path
     tools: Callable[[], int]
     """How many tools have a manifest in force (a reload changes it)."""
+    set_aside: Path | None = None
+    """Where a corrupt database found at start was moved."""
     address: str = ""
     metrics: str = ""
 
@@ -156,7 +158,10 @@ class Serving:
         text = f"serving on {self.address}"
         if self.metrics:
             text += f", metrics on {self.metrics}"
-        return f"{text}, {self.tools()} tool manifests, db {self.db}"
+        text += f", {self.tools()} tool manifests, db {self.db}"
+        if self.set_aside is not None:
+            text += f" (fresh: the corrupt one was moved to {self.set_aside})"
+        return text
 
 
 def committed(feed: TraceFeed, events: Sequence[TraceEvent]) -> None:

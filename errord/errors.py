@@ -108,3 +108,7 @@ class ListenError(ErrordError):
 
 class NoManifestDirectory(ErrordError):
     """A reload asked of a daemon started without a manifests directory."""
+
+
+class CorruptDatabase(StoreError):
+    """The trace database fails SQLite's integrity check, or is no database at all."""

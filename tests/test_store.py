@@ -317,13 +317,17 @@ async def test_a_database_from_a_newer_errord_is_refused(db_path: Path, clock: F
     assert f"({len(MIGRATIONS)})" in message
 
 
-async def test_a_file_that_is_not_a_database_is_refused_by_path(
+async def test_a_file_that_is_not_a_database_is_set_aside_for_a_fresh_one(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     path = tmp_path / "trace.db"
-    path.write_bytes(b"not a database, just some text that is long enough" * 100)
-    with pytest.raises(StoreError, match=re.escape(str(path))):
-        await open_store(path, clock)
+    garbage = b"not a database, just some text that is long enough" * 100
+    path.write_bytes(garbage)
+    store = await open_store(path, clock)
+    await store.close()
+    assert store.set_aside == tmp_path / "trace.db.corrupt-20260101T000000Z"
+    assert store.set_aside.read_bytes() == garbage
+    assert query(path, "PRAGMA integrity_check") == [("ok",)]
 
 
 async def test_a_path_under_a_regular_file_is_refused_by_path(

@@ -10,6 +10,7 @@ writer, so they never see half a batch.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -20,10 +21,16 @@ import aiosqlite
 
 from errord.clock import Clock
 from errord.decide.events import EventDetail, EventKind, TraceEvent
-from errord.errors import StoreError
+from errord.errors import CorruptDatabase, StoreError
 from errord.state import codec
 from errord.state.projection import Projection
-from errord.state.store.connection import OwnerLock, check_writable, connect
+from errord.state.store.connection import (
+    OwnerLock,
+    check_sound,
+    check_writable,
+    connect,
+    set_aside,
+)
 from errord.state.store.rows import event_of, state_key
 from errord.state.store.schema import fold_trace, migrate, rebuild_stale
 from errord.state.store.writer import (
@@ -36,6 +43,8 @@ from errord.state.store.writer import (
 )
 
 __all__ = ["DuplicateEvent", "Store", "Unit"]
+
+LOG = logging.getLogger("errord")
 
 _SELECT: Final = "SELECT sequence, recorded_at, body FROM events"
 _BY_KEY: Final = f"{_SELECT} WHERE kind = ? AND dedup_key = ?"
@@ -66,6 +75,8 @@ class Store:
         path: Path,
     ) -> None:
         self.path = path
+        self.set_aside: Path | None = None
+        """Where a corrupt database found at open was moved; None when none was."""
         self._db = db
         self._owner = owner
         self._clock = clock
@@ -90,10 +101,14 @@ class Store:
         the trace first if their fold changed); units of work reserve and commit in
         ``state``. Raises StoreError naming ``path`` when the database cannot be
         opened, migrated or read, or when another errord has it open.
+
+        A database that fails SQLite's integrity check, or is no database, is moved
+        aside (``set_aside`` names where) and a fresh one is opened in its place, so
+        that the daemon serves, and says so, rather than crash-looping on it.
         """
         owner = OwnerLock.acquire(path)
         try:
-            db = await connect(path)
+            db, aside = await _sound_connection(path, clock)
         except BaseException:
             owner.release()
             raise
@@ -110,7 +125,9 @@ class Store:
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
             raise
-        return cls(db, owner, clock, state, next_sequence, on_commit, path)
+        store = cls(db, owner, clock, state, next_sequence, on_commit, path)
+        store.set_aside = aside
+        return store
 
     @property
     def batches_committed(self) -> int:
@@ -238,6 +255,23 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read trace events: {exc}") from exc
         return [event_of(row) for row in rows]
+
+
+async def _sound_connection(path: Path, clock: Clock) -> tuple[aiosqlite.Connection, Path | None]:
+    """A connection to a sound database at ``path``; a corrupt one is moved aside first
+    (where to is the second value)."""
+    try:
+        db = await connect(path)
+        try:
+            await check_sound(db, path)
+        except BaseException:
+            await db.close()
+            raise
+    except CorruptDatabase as error:
+        aside = set_aside(path, clock.now())
+        LOG.error("%s; moved it aside to %s, starting on a fresh database", error, aside)
+        return await connect(path), aside
+    return db, None
 
 
 async def _load(db: aiosqlite.Connection, projection: Projection[Any, Any], path: Path) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
 import aiosqlite
 
-from errord.errors import StoreError
+from errord.errors import CorruptDatabase, StoreError
 
 BUSY_TIMEOUT_MS: Final = 5000
 MINIMUM_SQLITE: Final = (3, 32)
@@ -68,6 +69,8 @@ async def connect(path: Path) -> aiosqlite.Connection:
         await _configure(db, path)
     except BaseException as exc:
         await db.close()
+        if getattr(exc, "sqlite_errorname", "").startswith(CORRUPTION):
+            raise CorruptDatabase(f"{path}: the trace database is corrupt: {exc}") from exc
         if isinstance(exc, sqlite3.Error):
             raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
         raise
@@ -82,6 +85,36 @@ async def _configure(db: aiosqlite.Connection, path: Path) -> None:
     await pragma(db, "foreign_keys = ON")
     await pragma(db, "secure_delete = ON")  # deleted rows are zeroed, not left in free pages
     await pragma(db, f"busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+CORRUPTION = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+"""SQLite's names for a file whose pages are not a sound database."""
+
+
+async def check_sound(db: aiosqlite.Connection, path: Path) -> None:
+    """Raise CorruptDatabase unless SQLite's quick_check finds the file sound (it reads
+    every page: a time proportional to the database's size)."""
+    try:
+        rows = list(await db.execute_fetchall("PRAGMA quick_check(5)"))
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorname", "").startswith(CORRUPTION):
+            raise CorruptDatabase(f"{path}: the trace database is corrupt: {exc}") from exc
+        raise
+    problems = [str(row[0]) for row in rows]
+    if problems != ["ok"]:
+        raise CorruptDatabase(f"{path}: the trace database is corrupt: {'; '.join(problems)}")
+
+
+def set_aside(path: Path, now: datetime) -> Path:
+    """Move a corrupt database (and its WAL and shared-memory files) aside, named with
+    ``now``; the new name of the database file."""
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        companion = path.with_name(path.name + suffix)
+        if companion.exists():
+            companion.rename(aside.with_name(aside.name + suffix))
+    return aside
 
 
 async def check_writable(db: aiosqlite.Connection, path: Path) -> None:
