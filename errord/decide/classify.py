@@ -21,7 +21,9 @@ unavailable services and unknown errors are transient; everything the caller got
 or that does not exist, is permanent. A rule carries its own class where recovery needs
 another one: an exhausted quota or credit balance is RATE_LIMITED but permanent (waiting
 does not refill it), and a TLS set-up error is CONNECTION but permanent (a retry meets
-the same certificate). The first manifest rule matching the failure overrides the class.
+the same certificate). The first manifest rule matching the failure overrides the class;
+a rule's ``message`` pattern reads the same first SEARCHED_CHARS characters, run by RE2 in
+linear time (``ClassificationRule``), so no manifest pattern can stall a decision.
 Every result names the rule that decided, such as ``default:message:quota_exhausted``.
 
 The rules are written and searched as ``classify_tier`` says; the phrases of messages sit

@@ -7,6 +7,13 @@ sentence the model can act on and what was expected. ``Validators`` holds one pe
 tool of a manifest snapshot. ``example_arguments`` builds a call the schema accepts,
 for the model to copy (seed 003's ``example``).
 
+A schema errord compiles is bounded (schema/size.py: 10,000 values, 32 levels), its
+regular expressions (``pattern``, ``patternProperties``) are run by RE2 in linear time
+(schema/regexes.py) and one RE2 cannot run is refused, and the metaschema's complaint
+about an invalid one is chosen the same way in every run (schema/metaschema.py). A
+snapshot's validators are compiled, and their examples built, when it is loaded (in a
+worker thread on a reload), never while answering a request.
+
 What counts as valid (seeds 001 "Parameter Validation" and 003):
 
 - JSON Schema's own rules: ``integer`` is an integral number (``1.0`` is one),
@@ -52,7 +59,6 @@ from typing import Any, Final
 
 import referencing.exceptions
 from jsonschema import Draft202012Validator, ValidationError
-from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
@@ -61,8 +67,11 @@ from errord.decide.schema.examples import Examples
 from errord.decide.schema.flatten import Where, flatten
 from errord.decide.schema.formats import FORMATS
 from errord.decide.schema.keywords import extended
-from errord.decide.schema.phrases import PathPart, path_key
+from errord.decide.schema.metaschema import metaschema_problem
+from errord.decide.schema.phrases import PathPart, clip, path_key
 from errord.decide.schema.references import LOCAL_ONLY, root_resolver, unresolved_reference
+from errord.decide.schema.regexes import unsupported_pattern
+from errord.decide.schema.size import oversized
 from errord.decide.schema.violations import KIND_RANK, Violation, ViolationKind
 from errord.manifests.model import ToolManifest
 
@@ -106,19 +115,23 @@ class CallValidator:
         messages never echo.
         """
         schema = dict(schema)
+        too_large = oversized(schema)
+        if too_large is not None:
+            raise ValueError(f"JSON Schema too large: {too_large}")
         base = validator_for(schema, default=Draft202012Validator)
-        try:
-            base.check_schema(schema)
-        except SchemaError as exc:
-            where = ".".join(str(part) for part in exc.absolute_path)
-            raise ValueError(
-                f"invalid JSON Schema{f' at {where}' if where else ''}: {exc.message}"
-            ) from None
+        refused = metaschema_problem(schema, base)
+        if refused is not None:
+            where = ".".join(str(part) for part in refused[0])
+            raise ValueError(f"invalid JSON Schema{f' at {where}' if where else ''}: {refused[1]}")
         unresolved = unresolved_reference(schema, root_resolver(schema))
         if unresolved is not None:
             raise ValueError(
-                f"JSON Schema reference {unresolved!r} does not resolve; errord fetches no schemas"
+                f"JSON Schema reference {clip(unresolved)!r} does not resolve;"
+                " errord fetches no schemas"
             )
+        unrunnable = unsupported_pattern(schema)
+        if unrunnable is not None:
+            raise ValueError(f"JSON Schema {unrunnable[1]}")
         validator = extended(base)(schema, registry=LOCAL_ONLY, format_checker=FORMATS)
         return cls(schema, validator, frozenset(redact))
 
@@ -174,16 +187,20 @@ class Validators:
         schemas: Mapping[str, Mapping[str, Any] | None],
         redact: Mapping[str, Iterable[str]] | None = None,
     ) -> Validators:
-        """From tool name -> parameter schema (None: no schema, no validation)."""
+        """From tool name -> parameter schema (None: no schema, no validation). Each
+        schema is compiled and its example built here, once."""
         validators: dict[str, CallValidator] = {}
         invalid: dict[str, str] = {}
         for tool, schema in schemas.items():
             if schema is None:
                 continue
             try:
-                validators[tool] = CallValidator.compile(schema, (redact or {}).get(tool, ()))
+                validator = CallValidator.compile(schema, (redact or {}).get(tool, ()))
             except ValueError as exc:
                 invalid[tool] = str(exc)
+            else:
+                validator.example()  # built now, where a reload runs: off the event loop
+                validators[tool] = validator
         return cls(validators, invalid)
 
     @classmethod

@@ -24,6 +24,14 @@ This module is the schema: which keys a tool has, their types, ranges and
 units. yaml_reader.py walks the nodes, keeps every problem's line and reads on
 after one, so that one ManifestError lists them all. Problems about a whole
 file or directory are on line 0.
+
+A manifest may be careless or hostile, and nothing in it may hang a load or a
+decision: directory.py bounds the files read (how many, how large in all),
+file_text.py each file (a regular file, 1 MiB, UTF-8), yaml_bounds.py each
+document before anything reads it (no ``!!python`` tags, a bounded depth and size
+once aliases are expanded); here a ``parameters`` schema and a ``default`` are
+bounded in values and depth, and every regular expression must be one RE2 can
+run in linear time (regex.py).
 """
 
 from __future__ import annotations
@@ -34,12 +42,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from yaml.nodes import MappingNode, Node
 
 from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue
+from errord.decide.schema.metaschema import metaschema_problem
+from errord.decide.schema.regexes import unsupported_pattern
+from errord.decide.schema.size import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES
 from errord.errors import ManifestError, Problem
+from errord.manifests.directory import MANIFEST_SUFFIXES, manifest_paths, overlooked
 from errord.manifests.model import (
     MAX_COOLDOWN,
     MAX_TIMEOUT,
@@ -48,7 +58,9 @@ from errord.manifests.model import (
     RetryPolicy,
     ToolManifest,
 )
+from errord.manifests.regex import compile_linear
 from errord.manifests.snapshot import ManifestSnapshot, ToolDefaults
+from errord.manifests.yaml_bounds import too_large, within_bounds
 from errord.manifests.yaml_reader import (
     MISSING,
     FieldReads,
@@ -63,12 +75,17 @@ from errord.manifests.yaml_reader import (
     node_at,
     one_of,
     read_fields,
-    within_max_depth,
 )
 
-MANIFEST_SUFFIXES = (".yaml", ".yml")
+__all__ = ["MANIFEST_SUFFIXES", "load_manifest_dir", "load_manifest_file", "overlooked"]
 
 P = TypeVar("P", RetryPolicy, BreakerPolicy)
+
+MAX_DEFAULT_VALUES = 10_000
+"""Values (keys included, aliases counted at each use) of a tool's ``default``: every
+USE_DEFAULT decision carries it to the executor and into the trace."""
+MAX_DEFAULT_DEPTH = 32
+"""Levels of objects and arrays a tool's ``default`` may nest."""
 
 
 def load_manifest_dir(directory: Path, defaults: ToolDefaults | None = None) -> ManifestSnapshot:
@@ -83,7 +100,7 @@ def load_manifest_dir(directory: Path, defaults: ToolDefaults | None = None) -> 
     defaults = defaults or ToolDefaults()
     session = _Session(defaults)
     manifests = [
-        manifest for path in _manifest_paths(directory) for manifest in session.read_file(path)
+        manifest for path in manifest_paths(directory) for manifest in session.read_file(path)
     ]
     session.raise_problems()
     return ManifestSnapshot(manifests, defaults)
@@ -99,55 +116,6 @@ def load_manifest_file(
     manifests = session.read_file(path)
     session.raise_problems()
     return manifests
-
-
-def _manifest_paths(directory: Path) -> list[Path]:
-    """The manifest files in ``directory`` by name; ManifestError when it cannot be listed."""
-    try:
-        entries = list(directory.iterdir())
-    except FileNotFoundError:
-        raise _directory_error(directory, "manifest directory does not exist") from None
-    except NotADirectoryError:
-        raise _directory_error(directory, "not a directory") from None
-    except OSError as exc:
-        raise _directory_error(directory, f"cannot list directory: {exc.strerror}") from None
-    return sorted(
-        (entry for entry in entries if _is_manifest_file(entry)), key=lambda entry: entry.name
-    )
-
-
-def overlooked(directory: Path) -> list[str]:
-    """What in ``directory`` looks meant as a manifest but is not read, each as a warning:
-    files whose suffix is .yaml or .yml in another case, subdirectories holding such
-    files; and that the directory has no manifest file at all."""
-    try:
-        entries = sorted(directory.iterdir(), key=lambda entry: entry.name)
-    except OSError:
-        return []  # load_manifest_dir reports it
-    warnings = []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if entry.is_file() and entry.suffix.lower() in MANIFEST_SUFFIXES:
-            if entry.suffix not in MANIFEST_SUFFIXES:
-                warnings.append(
-                    f"{entry}: not read: a manifest's name must end in .yaml or .yml, in lower case"
-                )
-        elif entry.is_dir() and any(
-            nested.suffix.lower() in MANIFEST_SUFFIXES for nested in entry.rglob("*")
-        ):
-            warnings.append(f"{entry}: not read: manifests in subdirectories are not loaded")
-    if not any(_is_manifest_file(entry) for entry in entries):
-        warnings.append(f"{directory}: no manifest files (*.yaml, *.yml) in it")
-    return warnings
-
-
-def _is_manifest_file(path: Path) -> bool:
-    return path.suffix in MANIFEST_SUFFIXES and not path.name.startswith(".") and path.is_file()
-
-
-def _directory_error(directory: Path, message: str) -> ManifestError:
-    return ManifestError([Problem(str(directory), 0, "", message)])
 
 
 class _Session:
@@ -201,7 +169,7 @@ def _document(path: Path, reader: Reader) -> Node | None:
         return None
     for extra in documents[1:]:
         reader.report(extra, "", "a second YAML document; put every tool in one 'tools' list")
-    return within_max_depth(reader, documents[0])
+    return within_bounds(reader, documents[0])
 
 
 # Field readers.
@@ -220,34 +188,58 @@ def _is_dotted_path(path: str) -> bool:
 
 
 def _regex(reader: Reader, node: Node, field: str) -> re.Pattern[str] | None:
+    """A regular expression that RE2 can run (in linear time: see regex.py)."""
     pattern = reader.string(node, field)
     if pattern is None:
         return None
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as exc:
         reader.report(node, field, f"invalid regular expression: {exc}")
         return None
+    try:
+        compile_linear(pattern, compiled.flags)
+    except ValueError as exc:
+        reader.report(node, field, f"regular expression RE2 cannot run: {exc}")
+        return None
+    return compiled
 
 
 def _default(reader: Reader, node: Node, field: str) -> DefaultValue | None:
+    """A JSON value, within MAX_DEFAULT_VALUES and MAX_DEFAULT_DEPTH: decisions carry it."""
+    too_large_at = too_large(node, MAX_DEFAULT_VALUES, MAX_DEFAULT_DEPTH)
+    if too_large_at is not None:
+        bad_node, why = too_large_at
+        reader.report(bad_node, field, f"default too large: {why}")
+        return None
     value = reader.json_value(node, field)
     return None if value is MISSING else DefaultValue(value)
 
 
 def _json_schema(reader: Reader, node: Node, field: str) -> dict[str, JSONValue] | None:
-    """A JSON Schema (a mapping) that Draft 2020-12's metaschema accepts."""
+    """A JSON Schema (a mapping) that Draft 2020-12's metaschema accepts, within
+    size.py's bounds (checked before anything reads it), its regular expressions
+    ones that RE2 can run."""
     if not isinstance(node, MappingNode):
         reader.report(node, field, f"expected a mapping (a JSON Schema), got {describe(node)}")
+        return None
+    too_large_at = too_large(node, MAX_SCHEMA_VALUES, MAX_SCHEMA_DEPTH)
+    if too_large_at is not None:
+        bad_node, why = too_large_at
+        reader.report(bad_node, field, f"JSON Schema too large: {why}")
         return None
     schema = reader.json_value(node, field)
     if schema is MISSING:
         return None
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        bad_node, bad_field = node_at(node, field, exc.absolute_path)
-        reader.report(bad_node, bad_field, f"invalid JSON Schema: {exc.message}")
+    refused = metaschema_problem(schema)
+    if refused is not None:
+        bad_node, bad_field = node_at(node, field, refused[0])
+        reader.report(bad_node, bad_field, f"invalid JSON Schema: {refused[1]}")
+        return None
+    unrunnable = unsupported_pattern(schema)
+    if unrunnable is not None:
+        bad_node, bad_field = node_at(node, field, unrunnable[0])
+        reader.report(bad_node, bad_field, f"JSON Schema {unrunnable[1]}")
         return None
     return dict(schema)
 

@@ -10,7 +10,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from errord.decide.classify_tier import SEARCHED_CHARS
 from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue, ToolFailure
+from errord.manifests.regex import LinearPattern, compile_linear
 
 MAX_TIMEOUT = 86_400.0
 """Seconds: the longest timeout of one attempt of a tool."""
@@ -89,13 +91,24 @@ class ClassificationRule:
     exception_type: str | None = None
     """Matches the exception type name exactly."""
     message: re.Pattern[str] | None = None
-    """Searched for in the error message."""
+    """Searched for in the first SEARCHED_CHARS (4,096) characters of the error message,
+    as the default rules read it, by RE2 in linear time (see regex.py): its pattern
+    and flags are what counts, Python's ``re`` never runs it."""
+    _message: LinearPattern | None = field(init=False, repr=False, compare=False)
+    """``message`` compiled by RE2."""
 
     def __post_init__(self) -> None:
         if (self.code, self.http_status, self.exception_type, self.message) == (None,) * 4:
             raise ValueError(
                 "a rule needs at least one of code, http_status, exception_type, message"
             )
+        linear = None
+        if self.message is not None:
+            try:
+                linear = compile_linear(self.message.pattern, self.message.flags)
+            except ValueError as exc:
+                raise ValueError(f"message: {exc}") from None
+        object.__setattr__(self, "_message", linear)
 
     def matches(self, failure: ToolFailure, code: ErrorCode) -> bool:
         """True when every condition the rule states holds for ``failure``."""
@@ -103,7 +116,7 @@ class ClassificationRule:
             (self.code is None or self.code == code)
             and (self.http_status is None or self.http_status == failure.http_status)
             and (self.exception_type is None or self.exception_type == failure.exception_type)
-            and (self.message is None or self.message.search(failure.message) is not None)
+            and (self._message is None or self._message.search(failure.message[:SEARCHED_CHARS]))
         )
 
 

@@ -44,7 +44,8 @@ class ManifestSnapshot:
         self.names = frozenset(by_name)
         """Every tool with a manifest."""
         self.validators = Validators.from_manifests(by_name.values())
-        """Each tool's argument schema, compiled once for the snapshot's life."""
+        """Each tool's argument schema, compiled (and its example built) once for the
+        snapshot's life: here, in the worker thread of a reload, not on a request."""
         self._made: dict[str, ToolManifest] = {}
         """Default manifests built for tools without one, reused (up to MADE_LIMIT)."""
 

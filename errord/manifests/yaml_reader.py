@@ -26,6 +26,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from errord.decide.model import JSONValue
 from errord.errors import Problem
+from errord.manifests.file_text import UnreadableFile, read_text
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -42,18 +43,17 @@ MISSING = object()
 
 
 def compose_all(path: Path, reader: Reader) -> list[Node] | None:
-    """Every YAML document in the file as a node tree, or None after reporting why not."""
+    """Every YAML document in the file as a node tree, or None after reporting why not
+    (the file is read within file_text.py's bounds; yaml_bounds.py checks the trees)."""
     text = _read_text(path, reader)
     return None if text is None else _compose_text(text, reader)
 
 
 def _read_text(path: Path, reader: Reader) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        reader.report_line(0, "", f"cannot read file: {exc.strerror}")
-    except UnicodeDecodeError as exc:
-        reader.report_line(0, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}")
+        return read_text(path)
+    except UnreadableFile as exc:
+        reader.report_line(exc.line, "", exc.message)
     return None
 
 
@@ -68,33 +68,6 @@ def _compose_text(text: str, reader: Reader) -> list[Node] | None:
     except RecursionError:
         reader.report_line(0, "", f"nested more than {MAX_DEPTH} levels deep")
     return None
-
-
-def within_max_depth(reader: Reader, root: Node) -> Node | None:
-    """``root``, or None after reporting a node nested more than MAX_DEPTH levels below it."""
-    too_deep = _node_below(root, MAX_DEPTH)
-    if too_deep is None:
-        return root
-    reader.report(too_deep, "", f"nested more than {MAX_DEPTH} levels deep")
-    return None
-
-
-def _node_below(root: Node, depth: int) -> Node | None:
-    """A node more than ``depth`` levels below ``root``, if there is one."""
-    pending, seen = [(root, 0)], set()
-    while pending:
-        node, level = pending.pop()
-        if level > depth:
-            return node
-        if id(node) not in seen and isinstance(node, MappingNode | SequenceNode):
-            seen.add(id(node))
-            children = node.value if isinstance(node, SequenceNode) else _flatten(node.value)
-            pending.extend((child, level + 1) for child in children)
-    return None
-
-
-def _flatten(pairs: Iterable[tuple[Node, Node]]) -> list[Node]:
-    return [node for pair in pairs for node in pair]
 
 
 def _error_line(error: yaml.MarkedYAMLError) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import re
 import string
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from enum import Enum
@@ -24,11 +23,18 @@ from errord.decide.schema.formats import FORMAT_EXAMPLES
 from errord.decide.schema.patterns import pattern_samples
 from errord.decide.schema.phrases import type_names
 from errord.decide.schema.references import root_resolver
+from errord.decide.schema.regexes import matches
+from errord.decide.schema.size import measure
 
 MAX_ITEMS: Final = 64
 """Items of one array in an example; a schema asking for more gets none."""
 MAX_CHECKS: Final = 2_000
 """Candidate values checked against a schema while building one example."""
+MAX_CHECKED_VALUES: Final = 200_000
+"""Checks times the values of the schema: a check costs up to one step per value, so a
+schema of more than a hundred values gets fewer than MAX_CHECKS (one of 10,000, 20)."""
+MAX_CHARS: Final = 10 * MAX_ITEMS
+"""Characters of a string in an example; a schema asking for more gets none built."""
 
 
 class _Absent(Enum):
@@ -43,12 +49,15 @@ class Examples:
     """Builds example values, checking each candidate against its (sub)schema.
 
     Candidates come lazily, best first; each is checked with the tool's compiled
-    validator evolved to the subschema, at most MAX_CHECKS times in all.
+    validator evolved to the subschema, at most MAX_CHECKS times in all, and fewer
+    for a large schema (MAX_CHECKED_VALUES).
     """
 
     def __init__(self, validator: Validator) -> None:
         self._root = validator
         self._checks = 0
+        values, _ = measure(validator.schema)
+        self._max_checks = min(MAX_CHECKS, MAX_CHECKED_VALUES // max(1, values))
 
     def arguments(self) -> dict[str, Any]:
         """The first object the whole schema accepts; ``{}`` if none is found."""
@@ -79,7 +88,7 @@ class Examples:
 
     def _accepts(self, schema: Any, where: Where, value: Any) -> bool:
         self._checks += 1
-        if self._checks > MAX_CHECKS:
+        if self._checks > self._max_checks:
             return False
         try:
             # evolve keeps the validator's draft, format checks and keyword changes;
@@ -89,7 +98,7 @@ class Examples:
             return False
 
     def _candidates(self, schema: Any, where: Where) -> Iterator[Any]:
-        if where.depth > MAX_DEPTH or schema is False or self._checks > MAX_CHECKS:
+        if where.depth > MAX_DEPTH or schema is False or self._checks > self._max_checks:
             return
         node, where = flatten(schema, where)
         for key in ("examples", "default", "const", "enum"):
@@ -112,8 +121,9 @@ class Examples:
             yield FORMAT_EXAMPLES[fmt]
         for sample in pattern_samples(pattern) if isinstance(pattern, str) else ():
             yield sample
-            yield _fit(sample, low, high)
-        if low <= 10 * MAX_ITEMS:
+            if low <= MAX_CHARS:
+                yield _fit(sample, low, high)
+        if low <= MAX_CHARS:
             yield from (_fit(word, low, high) for word in _WORDS)
 
     def numbers(self, node: Mapping[str, Any], where: Where) -> Iterator[Any]:
@@ -235,7 +245,7 @@ def _property_schema(node: Mapping[str, Any], name: str) -> Any:
         return properties[name]
     patterns = node.get("patternProperties")
     for pattern, schema in patterns.items() if isinstance(patterns, Mapping) else ():
-        if re.search(pattern, name):
+        if matches(pattern, name):
             return schema
     return node.get("additionalProperties", True)
 

@@ -1,4 +1,6 @@
-"""errord's changes to jsonschema's keywords: required, dependentRequired, properties, minLength."""
+"""errord's changes to jsonschema's keywords: required, dependentRequired, properties,
+minLength; and pattern, patternProperties, additionalProperties run by RE2 in linear time
+(regexes.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from typing import Any
 from jsonschema import Draft3Validator, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import extend
+
+from errord.decide.schema.regexes import matches
 
 
 def _required(
@@ -61,10 +65,74 @@ def _min_length(
         yield ValidationError(f"{instance!r} is too short")
 
 
+def _pattern(
+    validator: Validator, pattern: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    """As jsonschema's, in linear time."""
+    if validator.is_type(instance, "string") and not matches(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any,  # a Validator; its stub lacks descend
+    patterns: Any,
+    instance: Any,
+    schema: Any,
+) -> Iterator[ValidationError]:
+    """As jsonschema's, in linear time."""
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for name, value in instance.items():
+            if matches(pattern, name):
+                yield from validator.descend(value, subschema, path=name, schema_path=pattern)
+
+
+def _additional_properties(
+    validator: Any,  # a Validator; its stub lacks descend
+    additional: Any,
+    instance: Any,
+    schema: Any,
+) -> Iterator[ValidationError]:
+    """As jsonschema's (its messages too), patterns matched in linear time."""
+    if not validator.is_type(instance, "object"):
+        return
+    declared = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    extras = sorted(
+        (
+            name
+            for name in instance
+            if name not in declared and not any(matches(pattern, name) for pattern in patterns)
+        ),
+        key=str,
+    )
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            names = ", ".join(map(repr, extras))
+            listed = ", ".join(map(repr, sorted(patterns)))
+            yield ValidationError(f"{names} {verb} not match any of the regexes: {listed}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            names = ", ".join(map(repr, extras))
+            yield ValidationError(
+                f"Additional properties are not allowed ({names} {verb} unexpected)"
+            )
+
+
 @cache
 def extended(base: type[Validator]) -> type[Validator]:
     """``base`` with errord's keyword changes."""
-    changes: dict[str, Callable[..., Iterator[ValidationError]]] = {"minLength": _min_length}
+    changes: dict[str, Callable[..., Iterator[ValidationError]]] = {
+        "minLength": _min_length,
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+    }
     if base is not Draft3Validator:  # Draft 3: required is a boolean inside properties
         changes |= {
             "required": _required,

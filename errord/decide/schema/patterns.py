@@ -13,6 +13,8 @@ from typing import Any
 # is deprecated, so it is loaded by name here and used nowhere else in errord.
 _parser: Any = importlib.import_module("re._parser")
 
+MAX_SAMPLE_CHARS = 1_000
+"""Characters of a sample; a pattern that asks for more gets none."""
 _PRINTABLE = string.ascii_lowercase + string.digits + string.ascii_uppercase + "_-. @:/+,"
 
 
@@ -30,9 +32,13 @@ def pattern_samples(pattern: str) -> Iterator[str]:
 
 def _sample(items: list[Any], variant: int) -> str | None:
     out: list[str] = []
+    length = 0
     for op, arg in items:
         part = _sample_one(op, arg, variant)
         if part is None:
+            return None
+        length += len(part)
+        if length > MAX_SAMPLE_CHARS:
             return None
         out.append(part)
     return "".join(out)
@@ -50,9 +56,11 @@ def _sample_one(op: Any, arg: Any, variant: int) -> str | None:
         return chars[variant % len(chars)] if chars else None
     if op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT, getattr(_parser, "POSSESSIVE_REPEAT", None)):
         low, high, sub = arg
-        count = low if variant == 0 else min(high, low + variant)
+        count: int = low if variant == 0 else min(high, low + variant)
         piece = _sample(list(sub), variant)
-        return None if piece is None or count > 1_000 else piece * count
+        if piece is None or count * len(piece) > MAX_SAMPLE_CHARS:
+            return None
+        return piece * count
     if op is _parser.SUBPATTERN:
         return _sample(list(arg[-1]), variant)
     if op is getattr(_parser, "ATOMIC_GROUP", None):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -27,6 +26,7 @@ from errord.decide.schema.phrases import (
     type_names,
     types_phrase,
 )
+from errord.decide.schema.regexes import matches
 from errord.decide.schema.violations import Violation, ViolationKind
 
 
@@ -347,7 +347,7 @@ def unexpected(
     if patterns:
         allowed += f"; names matching {listed(patterns, literal)}"
     for name in sorted(_instance(error), key=str):
-        if name in declared or any(re.search(pattern, name) for pattern in patterns):
+        if name in declared or any(matches(pattern, name) for pattern in patterns):
             continue
         path = path_text((*parts, name))
         message = f"Unexpected parameter '{path}'; the parameters allowed here are: {allowed}."

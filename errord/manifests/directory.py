@@ -1,0 +1,114 @@
+"""Which files of a manifests directory are read, within bounds; and what in it looks
+meant as a manifest but is not read.
+
+A manifest is a file directly in the directory whose name ends in ``.yaml`` or
+``.yml`` and does not start with a dot. Whatever it is (a symbolic link loop, a
+named pipe, a device) it is read, and reading it reports what is wrong
+(file_text.py), rather than skipping it in silence. Subdirectories are not read.
+A directory of more than MAX_FILES manifests, or MAX_TOTAL_BYTES in all, is
+refused whole before any file is read: loading it would take minutes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from typing import Final
+
+from errord.errors import ManifestError, Problem
+from errord.manifests.file_text import MAX_FILE_BYTES
+
+MANIFEST_SUFFIXES: Final = (".yaml", ".yml")
+MAX_FILES: Final = 1000
+"""Manifest files a directory may hold: one tool a file is a thousand tools."""
+MAX_TOTAL_BYTES: Final = 4 * MAX_FILE_BYTES
+"""Bytes the manifest files of a directory may have in all: 4 MiB, some ten thousand
+tools, loaded in about half a minute (a MiB of tools with schemas takes some seconds);
+a file over its own limit (MAX_FILE_BYTES) is not counted, it is reported on its own."""
+MAX_SCANNED: Final = 10_000
+"""Entries of a subdirectory looked at for a warning that it holds manifests."""
+
+
+def manifest_paths(directory: Path) -> list[Path]:
+    """The manifest files in ``directory`` by name; ManifestError when it cannot be
+    listed, or holds too many of them, or too many bytes of them."""
+    paths = sorted(
+        (entry for entry in _entries(directory) if _is_manifest(entry)),
+        key=lambda entry: entry.name,
+    )
+    if len(paths) > MAX_FILES:
+        raise _directory_error(
+            directory,
+            f"{len(paths):,} manifest files, more than the {MAX_FILES:,} a directory may hold;"
+            " nothing was read (put more tools in each file)",
+        )
+    total = sum(size for size in map(_size, paths) if size <= MAX_FILE_BYTES)
+    if total > MAX_TOTAL_BYTES:
+        raise _directory_error(
+            directory,
+            f"its manifest files have {total:,} bytes, more than the {MAX_TOTAL_BYTES:,}"
+            " a directory may have in all; nothing was read",
+        )
+    return paths
+
+
+def overlooked(directory: Path) -> list[str]:
+    """What in ``directory`` looks meant as a manifest but is not read, each as a warning:
+    files whose suffix is .yaml or .yml in another case, subdirectories holding such
+    files; and that the directory has no manifest file at all."""
+    try:
+        entries = sorted(directory.iterdir(), key=lambda entry: entry.name)
+    except OSError:
+        return []  # manifest_paths reports it
+    warnings = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_file() and entry.suffix.lower() in MANIFEST_SUFFIXES:
+            if entry.suffix not in MANIFEST_SUFFIXES:
+                warnings.append(
+                    f"{entry}: not read: a manifest's name must end in .yaml or .yml, in lower case"
+                )
+        elif entry.is_dir() and _holds_manifests(entry):
+            warnings.append(f"{entry}: not read: manifests in subdirectories are not loaded")
+    if not any(_is_manifest(entry) for entry in entries):
+        warnings.append(f"{directory}: no manifest files (*.yaml, *.yml) in it")
+    return warnings
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except FileNotFoundError:
+        raise _directory_error(directory, "manifest directory does not exist") from None
+    except NotADirectoryError:
+        raise _directory_error(directory, "not a directory") from None
+    except OSError as exc:
+        raise _directory_error(directory, f"cannot list directory: {exc.strerror}") from None
+
+
+def _is_manifest(path: Path) -> bool:
+    """Named as a manifest, and not a directory (anything else is read, or reported)."""
+    return path.suffix in MANIFEST_SUFFIXES and not path.name.startswith(".") and not path.is_dir()
+
+
+def _holds_manifests(directory: Path) -> bool:
+    """Whether the first MAX_SCANNED entries below ``directory`` include a manifest."""
+    try:
+        nested = itertools.islice(directory.rglob("*"), MAX_SCANNED)
+        return any(entry.suffix.lower() in MANIFEST_SUFFIXES for entry in nested)
+    except OSError:
+        return False
+
+
+def _size(path: Path) -> int:
+    """The file's size; 0 when it has none (reading it reports why)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _directory_error(directory: Path, message: str) -> ManifestError:
+    return ManifestError([Problem(str(directory), 0, "", message)])
