@@ -1,76 +1,258 @@
-"""Committed trace events, fanned out to live watchers (WatchTrace)."""
+"""Committed trace events, fanned out to live watchers (WatchTrace).
+
+The commit path pays for watchers once per event, not once per watcher: an event goes
+into one shared log per audience that has watchers (every turn; its own turn), and each
+watcher reads its audience's log from its own place; a commit only wakes the watchers
+idle in wait for it. An event is encoded for the wire at most once, by the first watcher
+that sends it; every other watcher sends the same bytes. Publishing never awaits a
+watcher. A watcher more than ``backlog`` events behind (one that reads too slowly, or
+not at all) is dropped at once, and the log lets go of what it kept for it alone; its
+next read raises WatcherFellBehind naming the sequence to watch again after, from which
+the store replays what it missed.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import itertools
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from errord.decide.events import TraceEvent
 from errord.errors import WatcherFellBehind
 
-_CLOSED = None
+Encode = Callable[[TraceEvent], bytes]
+"""How a watcher sends an event: the wire encoding of one response."""
+
+EVERY_TURN = ""
+"""The audience of the watchers of every turn."""
+
+
+class Published:
+    """A committed event as watchers receive it, shared by all of them: encoded at most once."""
+
+    __slots__ = ("_encode", "_encoded", "event")
+
+    def __init__(self, event: TraceEvent) -> None:
+        self.event = event
+        self._encode: Encode | None = None
+        self._encoded = b""
+
+    def encoded(self, encode: Encode) -> bytes:
+        """``encode(event)``, computed for the first watcher that asks and kept for the others."""
+        if encode is not self._encode:
+            self._encoded, self._encode = encode(self.event), encode
+        return self._encoded
+
+
+class Audience:
+    """The recent events of one audience and where each of its watchers is.
+
+    The entry at position ``start`` is ``entries[0]``; a watcher waits at the position of
+    the next entry it will read. An entry is kept only while a watcher waits at or before
+    it, and a watcher waiting more than ``backlog`` entries back is dropped.
+    """
+
+    def __init__(self, backlog: int) -> None:
+        self.backlog = backlog
+        self.closed = False
+        self._entries: deque[Published] = deque()
+        self._start = 0
+        self._waiting: dict[int, set[Subscription]] = {}
+        self._sleepers: list[asyncio.Future[None]] = []
+
+    @property
+    def end(self) -> int:
+        """The position of the next entry."""
+        return self._start + len(self._entries)
+
+    @property
+    def watched(self) -> bool:
+        return bool(self._waiting)
+
+    @property
+    def kept(self) -> int:
+        """How many entries some watcher has yet to read."""
+        return len(self._entries)
+
+    def join(self, subscription: Subscription) -> None:
+        """``subscription`` waits for the next entry."""
+        subscription.position = self.end
+        self._waiting.setdefault(self.end, set()).add(subscription)
+
+    def leave(self, subscription: Subscription) -> None:
+        self._unplace(subscription)
+        self._let_go()
+
+    def append(self, published: Published) -> None:
+        self._entries.append(published)
+        self._let_go()
+
+    def take(self, subscription: Subscription) -> list[Published]:
+        """The entries ``subscription`` has not read yet; it then waits at the end."""
+        count = self.end - subscription.position
+        if not count:
+            return []
+        # From the newest end: a fast watcher never walks past what slow ones still need.
+        taken = list(itertools.islice(reversed(self._entries), count))
+        taken.reverse()
+        self._unplace(subscription)
+        self.join(subscription)
+        self._let_go()
+        return taken
+
+    def notify(self) -> None:
+        """Wake every watcher waiting for an entry."""
+        sleepers, self._sleepers = self._sleepers, []
+        for sleeper in sleepers:
+            if not sleeper.done():
+                sleeper.set_result(None)
+
+    async def arrival(self) -> None:
+        """Return when entries arrive or the audience closes."""
+        # One future each: a watcher that goes away cancels its own wait, no one else's.
+        sleeper = asyncio.get_running_loop().create_future()
+        self._sleepers.append(sleeper)
+        await sleeper
+
+    def close(self) -> None:
+        self.closed = True
+        self.notify()
+
+    def _unplace(self, subscription: Subscription) -> None:
+        waiting = self._waiting.get(subscription.position)
+        if waiting is not None:
+            waiting.discard(subscription)
+            if not waiting:
+                del self._waiting[subscription.position]
+
+    def _let_go(self) -> None:
+        """Drop the entries no watcher needs, and the watchers too far behind to keep up."""
+        entries = self._entries
+        while entries and (len(entries) > self.backlog or self._start not in self._waiting):
+            missed = entries.popleft()
+            for subscription in self._waiting.pop(self._start, ()):
+                subscription.fall_behind(missed.event.sequence - 1)
+            self._start += 1
 
 
 class Subscription:
-    """One watcher's queue of events, optionally for one turn."""
+    """One watcher's place in its audience's log, optionally of one turn."""
 
-    def __init__(self, turn_id: str, backlog: int) -> None:
+    def __init__(self, audience: Audience, turn_id: str, after: int) -> None:
         self.turn_id = turn_id
-        self._queue: asyncio.Queue[TraceEvent | None] = asyncio.Queue(backlog + 1)
-        self._backlog = backlog
-        self.overflowed = False
+        self.after = after
+        """The sequence of the last event the watcher has: live events up to it are not
+        sent again (a replay from the store may have sent them), and a watcher that falls
+        behind resumes after it."""
+        self.position = 0
+        """Where the watcher waits in its audience's log; the audience moves it."""
+        self._audience = audience
+        self._resume_after: int | None = None
+        audience.join(self)
 
-    def offer(self, event: TraceEvent) -> None:
-        if self.overflowed or (self.turn_id and event.turn_id != self.turn_id):
-            return
-        if self._queue.qsize() >= self._backlog:
-            self.overflowed = True
-            self._queue.put_nowait(_CLOSED)
-        else:
-            self._queue.put_nowait(event)
+    @property
+    def overflowed(self) -> bool:
+        return self._resume_after is not None
 
-    def close(self) -> None:
-        if not self._queue.full():
-            self._queue.put_nowait(_CLOSED)
+    def fall_behind(self, missed_after: int) -> None:
+        """The audience dropped this watcher, which had every event up to ``missed_after``."""
+        self._resume_after = max(self.after, missed_after)
+
+    def leave(self) -> None:
+        if not self.overflowed:
+            self._audience.leave(self)
 
     async def events(self) -> AsyncIterator[TraceEvent]:
         """Events as they are committed, until the feed closes."""
-        while (event := await self._queue.get()) is not _CLOSED:
-            yield event
-        if self.overflowed:
-            raise WatcherFellBehind(
-                f"the watcher fell more than {self._backlog} events behind; watch again"
-            )
+        async for published in self._published():
+            yield published.event
+
+    async def encoded(self, encode: Encode) -> AsyncIterator[bytes]:
+        """Each event's ``encode``, computed once per event and shared by every watcher."""
+        async for published in self._published():
+            yield published.encoded(encode)
+
+    async def _published(self) -> AsyncIterator[Published]:
+        while True:
+            if self._resume_after is not None:
+                raise WatcherFellBehind(
+                    f"the watcher fell more than {self._audience.backlog} events behind; "
+                    f"watch again with after_sequence={self._resume_after}"
+                )
+            batch = self._audience.take(self)
+            if not batch:
+                if self._audience.closed:
+                    return
+                await self._audience.arrival()
+            for published in batch:
+                if published.event.sequence > self.after:
+                    self.after = published.event.sequence
+                    yield published
 
 
 class TraceFeed:
-    """Publishes committed events to every matching subscription."""
+    """Publishes committed events to the audiences that have watchers."""
 
     def __init__(self, backlog: int = 10_000) -> None:
         self._backlog = backlog
-        self._subscriptions: set[Subscription] = set()
+        self._audiences: dict[str, Audience] = {}
         self._closed = False
 
     def publish(self, events: Sequence[TraceEvent]) -> None:
-        """Called by the store after each commit, in sequence order."""
-        for subscription in self._subscriptions:
-            for event in events:
-                subscription.offer(event)
+        """Called by the store after each commit, in sequence order; never waits."""
+        if not self._audiences:
+            return
+        every_turn = self._audiences.get(EVERY_TURN)
+        reached: dict[str, Audience] = {}
+        for event in events:
+            turn = self._audiences.get(event.turn_id) if event.turn_id else None
+            if every_turn is None and turn is None:
+                continue
+            published = Published(event)
+            if every_turn is not None:
+                every_turn.append(published)
+                reached[EVERY_TURN] = every_turn
+            if turn is not None:
+                turn.append(published)
+                reached[event.turn_id] = turn
+        for key, audience in reached.items():
+            audience.notify()
+            self._forget_if_unwatched(key)
 
-    def subscribe(self, turn_id: str = "") -> Subscription:
-        subscription = Subscription(turn_id, self._backlog)
-        if self._closed:
-            subscription.close()
-        else:
-            self._subscriptions.add(subscription)
-        return subscription
+    def subscribe(self, turn_id: str = "", after: int = 0) -> Subscription:
+        """A watcher of ``turn_id`` (every turn if empty) that has the events up to ``after``."""
+        audience = self._audiences.get(turn_id)
+        if audience is None:
+            audience = Audience(self._backlog)
+            if self._closed:
+                audience.close()
+            else:
+                self._audiences[turn_id] = audience
+        return Subscription(audience, turn_id, after)
 
     def unsubscribe(self, subscription: Subscription) -> None:
-        self._subscriptions.discard(subscription)
+        subscription.leave()
+        self._forget_if_unwatched(subscription.turn_id)
+
+    @property
+    def audiences(self) -> int:
+        """How many audiences have watchers (each event goes to at most two of them)."""
+        return len(self._audiences)
+
+    @property
+    def kept(self) -> int:
+        """How many events the feed holds for watchers that have yet to read them."""
+        return sum(audience.kept for audience in self._audiences.values())
 
     def close(self) -> None:
-        """End every subscription, as the daemon shuts down."""
+        """End every subscription once it has read what it has, as the daemon shuts down."""
         self._closed = True
-        for subscription in self._subscriptions:
-            subscription.close()
-        self._subscriptions.clear()
+        for audience in self._audiences.values():
+            audience.close()
+        self._audiences.clear()
+
+    def _forget_if_unwatched(self, key: str) -> None:
+        audience = self._audiences.get(key)
+        if audience is not None and not audience.watched:
+            del self._audiences[key]
