@@ -43,6 +43,14 @@
     alert_window_seconds = 300          # "recent": 60 to 3600, in whole minutes
     alert_min_executions = 10           # recent executions before the rate is judged
 
+    # How much one caller may ask (errord/limits.py); passing one answers RESOURCE_EXHAUSTED.
+    max_message_bytes = 4194304         # largest request, 64 KiB to 64 MiB
+    max_concurrent_rpcs = 1000          # calls in progress at once, streams included
+    max_watchers = 256                  # WatchTrace streams open at once
+    max_turn_events = 10000             # trace events one turn may hold; EndTurn still closes it
+    keepalive_min_ping_seconds = 10.0   # two client pings sooner than this: GOAWAY too_many_pings
+    keepalive_permit_without_calls = true  # pings on a connection with no call in progress
+
 Relative paths in the file are relative to the file's directory.
 """
 
@@ -61,6 +69,7 @@ from errord.alerts import AlertThresholds
 from errord.decide.model import RetryBudget
 from errord.decide.model_message import MessageFormat
 from errord.errors import ConfigError
+from errord.limits import Limits
 from errord.manifests.model import MAX_COOLDOWN, BreakerPolicy
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -80,6 +89,7 @@ ALERT_SETTINGS = {
     "window": "alert_window_seconds",
     "min_executions": "alert_min_executions",
 }
+LIMIT_SETTINGS = {limit.name: limit.name for limit in fields(Limits)}
 """Each record attribute's setting, to name it in errors."""
 PATH_SETTINGS = (
     "db",
@@ -183,6 +193,18 @@ class Settings:
     """PEM private key of ``tls_cert_file``."""
     tls_client_ca_file: Path | None = None
     """PEM CA certificates; when set, TLS clients must present a certificate they signed."""
+    max_message_bytes: int = Limits.max_message_bytes
+    """The largest request accepted, in bytes."""
+    max_concurrent_rpcs: int = Limits.max_concurrent_rpcs
+    """Calls in progress at once, WatchTrace streams included."""
+    max_watchers: int = Limits.max_watchers
+    """WatchTrace streams open at once."""
+    max_turn_events: int = Limits.max_turn_events
+    """Trace events one turn may hold."""
+    keepalive_min_ping_seconds: float = Limits.keepalive_min_ping_seconds
+    """The shortest interval between a client's pings that is not abuse."""
+    keepalive_permit_without_calls: bool = Limits.keepalive_permit_without_calls
+    """Whether clients may ping a connection with no call in progress."""
 
     def __post_init__(self) -> None:
         problems = [*self._problems(), *self._access_problems()]
@@ -207,6 +229,7 @@ class Settings:
             (self.breaker_defaults, BREAKER_SETTINGS),
             (self.alert_thresholds, ALERT_SETTINGS),
             (self.retry_budget, BUDGET_SETTINGS),
+            (self.limits, LIMIT_SETTINGS),
         ):
             try:
                 build()
@@ -263,6 +286,16 @@ class Settings:
         if self.turn_retry_budget is None and self.turn_retry_budget_share is None:
             return None
         return RetryBudget(self.turn_retry_budget, self.turn_retry_budget_share)
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_message_bytes=self.max_message_bytes,
+            max_concurrent_rpcs=self.max_concurrent_rpcs,
+            max_watchers=self.max_watchers,
+            max_turn_events=self.max_turn_events,
+            keepalive_min_ping_seconds=self.keepalive_min_ping_seconds,
+            keepalive_permit_without_calls=self.keepalive_permit_without_calls,
+        )
 
     def alert_thresholds(self) -> AlertThresholds:
         return AlertThresholds(
@@ -338,6 +371,12 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "tls_cert_file": (str,),
         "tls_key_file": (str,),
         "tls_client_ca_file": (str,),
+        "max_message_bytes": (int,),
+        "max_concurrent_rpcs": (int,),
+        "max_watchers": (int,),
+        "max_turn_events": (int,),
+        "keepalive_min_ping_seconds": (int, float),
+        "keepalive_permit_without_calls": (bool,),
     }
     where = f"{path}:{line_of(text, key)}"
     if key not in types:

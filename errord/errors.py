@@ -112,3 +112,8 @@ class NoManifestDirectory(ErrordError):
 
 class CorruptDatabase(StoreError):
     """The trace database fails SQLite's integrity check, or is no database at all."""
+
+
+class LimitExceeded(ErrordError):
+    """A request would pass one of errord's limits (RESOURCE_EXHAUSTED); the message names
+    the limit, its setting, and what to do."""

@@ -65,6 +65,7 @@ from errord.errors import (
     TurnClosed,
     TurnNotFound,
 )
+from errord.limits import LimitExceeded, Limits
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.memory_retention import MemoryBounds, MemoryRetention
 from errord.ops.logs import log_decision
@@ -94,6 +95,7 @@ class ErrorHandler:
         manifests: ManifestSnapshot,
         clock: Clock,
         memory_bounds: MemoryBounds | None = None,
+        max_turn_events: int = Limits.max_turn_events,
     ) -> None:
         self._engine = engine
         self._store = store
@@ -104,6 +106,8 @@ class ErrorHandler:
         self._in_flight: dict[tuple[EventKind, ReportKey | str], Unit] = {}
         """Units being committed, by the kind and key of the report they record."""
         self._loading: dict[tuple[str, Any], asyncio.Future[None]] = {}
+        self.max_turn_events = max_turn_events
+        """Trace events one turn may hold: a report that would pass it is refused."""
         self.retention = MemoryRetention(
             state.memory, memory_bounds or MemoryBounds(), store.submit, clock
         )
@@ -387,6 +391,7 @@ class ErrorHandler:
             self._state.breakers.view,
             self._remembered,
         )
+        self._check_room(report.turn_id, turn, decided.events)
         unit = self._submit(EventKind.FAILURE, report.key, decided.events)
         return self._new_failure(report, decided.decision, unit)
 
@@ -402,7 +407,20 @@ class ErrorHandler:
         events = self._engine.outcome(
             report, self.manifests, turn, self._clock.now(), self._state.breakers.view, call
         )
+        self._check_room(report.turn_id, turn, events)
         return self._new_outcome(report, self._submit(EventKind.OUTCOME, report.key, events))
+
+    def _check_room(
+        self, turn_id: str, turn: TurnState | None, events: Sequence[EventDetail]
+    ) -> None:
+        """Raise LimitExceeded when ``events`` would take the turn past max_turn_events."""
+        held = turn.events if turn is not None else 0
+        if held + sum(event.turn_id == turn_id for event in events) > self.max_turn_events:
+            raise LimitExceeded(
+                f"turn {turn_id!r} holds {held} of the {self.max_turn_events} trace events "
+                "one turn may (max_turn_events); end it, and report further failures under "
+                "a new turn_id"
+            )
 
     def _submit(
         self, kind: EventKind, key: ReportKey | str, events: tuple[EventDetail, ...]

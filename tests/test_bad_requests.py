@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -14,11 +18,14 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from errord.config import Settings
+from errord.errors import ConfigError
+from errord.limits import Limits
 from errord.state.feed import TraceFeed
 from errord.wire.operator import OperatorService
 from errord.wire.server import start_server
 from errord.wire.service import ErrorHandlerService
-from tests.conftest import InProcessDaemon
+from tests.conftest import InProcessDaemon, start_in_process
 
 SERVICE = "/errord.v1.ErrorHandlerService/"
 
@@ -147,7 +154,7 @@ async def test_invalid_utf8_in_a_string_field_is_invalid_argument(
     channel: grpc.aio.Channel,
 ) -> None:
     found = await violations(channel, "ReportFailure", b"\x0a\x02\xc3\x28")  # turn_id = b"\xc3("
-    assert list(found) == ["request"]
+    assert found == {"turn_id": "not valid UTF-8 (protobuf strings must be)"}
 
 
 async def test_report_outcome_requires_an_outcome(channel: grpc.aio.Channel) -> None:
@@ -226,3 +233,317 @@ async def test_a_bug_is_answered_internal_never_unknown_and_logged(
     assert failed.value.code() is grpc.StatusCode.INTERNAL
     assert failed.value.details() == "internal error in errord; the daemon logged it"
     assert "RuntimeError: a bug" in caplog.text
+
+
+# Every field bounded before use; what an answer carries stays small.
+
+
+def trailer_size(error: grpc.aio.AioRpcError) -> int:
+    return sum(len(key) + len(value) for key, value in error.trailing_metadata() or ())
+
+
+@pytest.mark.parametrize("digits", [21, 4300, 4301, 100_000])
+async def test_a_page_token_of_many_digits_is_invalid_and_never_echoed(
+    channel: grpc.aio.Channel, digits: int
+) -> None:
+    """Once INTERNAL past 4,300 digits (Python's integer-string limit), and echoed into
+    ~8.7 KB of trailers at 4,300, which clients refused as RESOURCE_EXHAUSTED."""
+    await call_raw(channel, "ReportFailure", failure())
+    request = pb.GetTurnTraceRequest(turn_id="t", page_token="9" * digits)
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        await call_raw(channel, "GetTurnTrace", request.SerializeToString())
+    assert failed.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert failed.value.details() == (
+        "page_token: not a next_page_token from a previous GetTurnTrace"
+    )
+    assert trailer_size(failed.value) < 1000
+
+
+async def test_a_page_token_of_twenty_digits_beyond_any_sequence_is_invalid(
+    channel: grpc.aio.Channel,
+) -> None:
+    request = pb.GetTurnTraceRequest(turn_id="t", page_token="9" * 20)
+    found = await violations(channel, "GetTurnTrace", request.SerializeToString())
+    assert found == {"page_token": f"at most {2**63 - 1}, got {'9' * 20}"}
+
+
+@pytest.mark.parametrize("attempt", [1024, 1025, 5000, 10_000])
+@pytest.mark.parametrize("code", [pb.ERROR_CODE_TIMEOUT, pb.ERROR_CODE_INVALID_INPUT])
+async def test_attempts_in_the_thousands_get_a_decision(
+    tmp_path: Path, attempt: int, code: int
+) -> None:
+    """Attempts of 1025 and more once answered INTERNAL: the backoff's multiplier ** exponent
+    overflowed, for permanent errors too. A manifest that allows them all must decide."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "search.yaml").write_text(
+        "tools:\n"
+        "  - name: search\n"
+        "    retry_policy: {max_attempts: 10000, multiplier: 10, max_delay_ms: 800}\n"
+    )
+    settings = Settings(listen="127.0.0.1:0", db=tmp_path / "errord.db", manifests=tools)
+    async with running(settings) as opened:
+        request = failure(attempt=attempt, error=pb.ToolError(code=code))  # type: ignore[arg-type]
+        decision = pb.ReportFailureResponse.FromString(
+            await call_raw(opened, "ReportFailure", request)
+        ).decision
+    assert decision.attempt == attempt
+    if code == pb.ERROR_CODE_TIMEOUT and attempt < 10_000:
+        assert decision.action == pb.RECOVERY_ACTION_RETRY
+        assert decision.delay.ToTimedelta().total_seconds() <= 0.8 * 1.1
+
+
+@asynccontextmanager
+async def running(settings: Settings) -> AsyncIterator[grpc.aio.Channel]:
+    """A daemon with ``settings``, and a channel to it."""
+    daemon = await start_in_process(settings)
+    try:
+        async with grpc.aio.insecure_channel(daemon.address) as opened:
+            yield opened
+    finally:
+        daemon.stop.set()
+        await asyncio.wait_for(daemon.task, 30)
+
+
+async def test_control_characters_in_an_identifier_are_refused(
+    channel: grpc.aio.Channel,
+) -> None:
+    found = await violations(channel, "ReportFailure", failure(turn_id="t\x00", call_id="c\n"))
+    description = "must not contain control characters (U+0000 to U+001F, U+007F)"
+    assert found == {"turn_id": description, "call_id": description}
+
+
+def nested(levels: int, kind: str) -> struct_pb2.Value:
+    """A JSON value of ``levels`` objects (``kind`` "struct") or arrays ("list")."""
+    value = struct_pb2.Value(string_value="x")
+    for _ in range(levels):
+        if kind == "list":
+            value = struct_pb2.Value(list_value=struct_pb2.ListValue(values=[value]))
+        else:
+            value = struct_pb2.Value(struct_value=struct_pb2.Struct(fields={"a": value}))
+    return value
+
+
+def partial_result(levels: int) -> bytes:
+    return failure(error=pb.ToolError(partial_result=nested(levels, "list")))
+
+
+def arguments(levels: int) -> bytes:
+    return failure(arguments=struct_pb2.Struct(fields={"a": nested(levels - 1, "struct")}))
+
+
+@pytest.mark.parametrize(
+    ("field", "levels"), [("error.partial_result", partial_result), ("arguments", arguments)]
+)
+async def test_json_may_nest_32_levels(
+    channel: grpc.aio.Channel, field: str, levels: Callable[[int], bytes]
+) -> None:
+    await call_raw(channel, "ReportFailure", levels(32))
+    found = await violations(channel, "ReportFailure", levels(33))
+    assert found == {field: "at most 32 levels of nested objects and arrays"}
+
+
+async def test_json_too_deep_to_decode_names_the_field(channel: grpc.aio.Channel) -> None:
+    """Beyond about 48 arrays (33 objects) protobuf itself refuses to decode."""
+    deep = pb.ReportFailureRequest(turn_id="t", call_id="c", tool="search", attempt=1)
+    value = wire_field(3, b"x")  # built as bytes: protobuf would not build it
+    for _ in range(60):
+        value = wire_field(6, wire_field(1, value))  # Value.list_value, ListValue.values
+    entry = wire_field(1, b"k") + wire_field(2, value)  # arguments = {"k": [[[...]]]}
+    payload = deep.SerializeToString() + wire_field(6, wire_field(1, entry))
+    found = await violations(channel, "ReportFailure", payload)
+    assert found == {
+        "arguments": "nested too deeply to decode (JSON values may nest at most 32 levels)"
+    }
+
+
+def wire_field(number: int, data: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    tag, length = bytearray([number << 3 | 2]), bytearray()
+    size = len(data)
+    while True:
+        length.append(size & 0x7F | (0x80 if size > 0x7F else 0))
+        size >>= 7
+        if not size:
+            return bytes(tag + length) + data
+
+
+async def test_json_may_hold_10000_members_and_items(channel: grpc.aio.Channel) -> None:
+    many = struct_pb2.Struct()
+    many.fields["items"].list_value.values.extend([struct_pb2.Value()] * 9_999)
+    await call_raw(channel, "ReportFailure", failure(arguments=many))
+    many.fields["items"].list_value.values.append(struct_pb2.Value())
+    found = await violations(channel, "ReportFailure", failure(call_id="c2", arguments=many))
+    assert found == {"arguments": "at most 10000 object members and array items in all"}
+
+
+async def test_at_most_20_violations_are_listed_then_how_many_more(
+    channel: grpc.aio.Channel,
+) -> None:
+    empty = pb.ReportFailureRequest()
+    request = pb.ReportFailuresRequest(failures=[empty] * 256)  # four violations each
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        await call_raw(channel, "ReportFailures", request.SerializeToString())
+    status = rpc_status.from_call(failed.value)
+    assert status is not None
+    bad_request = error_details_pb2.BadRequest()
+    assert status.details[0].Unpack(bad_request)
+    listed = [(v.field, v.description) for v in bad_request.field_violations]
+    assert len(listed) == 21
+    assert listed[:2] == [("failures[0].turn_id", "required"), ("failures[0].call_id", "required")]
+    assert listed[-1] == ("request", "and 1004 more, not listed")
+    assert (failed.value.details() or "").endswith("; request: and 1004 more, not listed")
+    assert trailer_size(failed.value) < 4096
+
+
+async def test_a_long_description_is_cut_and_the_trailers_stay_small(
+    channel: grpc.aio.Channel,
+) -> None:
+    """A cycle through long call ids makes a long description; non-ASCII ids make
+    each character take up to twelve bytes of trailers."""
+    ids = [f"{n}-" + "é" * 500 for n in range(40)]
+    plan = [
+        pb.PlannedCall(call_id=call, tool="search", depends_on=[ids[n - 1]])
+        for n, call in enumerate(ids)
+    ]
+    request = pb.BeginTurnRequest(turn_id="cycle", plan=plan)
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        await call_raw(channel, "BeginTurn", request.SerializeToString())
+    assert failed.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    field, _, description = (failed.value.details() or "").partition(": ")
+    assert field == "plan[0].depends_on"
+    assert description.startswith("forms a cycle: ")
+    assert description.endswith("…")
+    assert len(description.encode()) <= 256
+    assert trailer_size(failed.value) < 4096
+
+
+# Limits: configured, and each answered with its status code.
+
+
+async def test_a_message_over_max_message_bytes_is_resource_exhausted(tmp_path: Path) -> None:
+    settings = Settings(listen="127.0.0.1:0", db=tmp_path / "errord.db", max_message_bytes=65_536)
+    async with running(settings) as opened:
+        large = failure(error=pb.ToolError(message="x" * 16_000), arguments=struct(b="y" * 60_000))
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await call_raw(opened, "ReportFailure", large)
+        assert failed.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+        await call_raw(opened, "ReportFailure", failure())  # smaller ones are served
+
+
+async def watching(opened: grpc.aio.Channel, turn_id: str) -> Any:
+    """A WatchTrace of a turn with one failure, once it has read that failure: open."""
+    await call_raw(opened, "ReportFailure", failure(turn_id=turn_id))
+    identity: Any = None
+    watch = opened.unary_stream(
+        SERVICE + "WatchTrace", request_serializer=identity, response_deserializer=identity
+    )
+    stream = watch(pb.WatchTraceRequest(turn_id=turn_id, include_history=True).SerializeToString())
+    await stream.read()  # the turn began
+    return stream
+
+
+async def test_watchers_beyond_max_watchers_are_resource_exhausted(tmp_path: Path) -> None:
+    settings = Settings(listen="127.0.0.1:0", db=tmp_path / "errord.db", max_watchers=2)
+    async with running(settings) as opened:
+        first, _ = await watching(opened, "a"), await watching(opened, "b")
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await watching(opened, "c")
+        assert failed.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert failed.value.details() == (
+            "2 WatchTrace streams are open, the most errord serves at once (max_watchers); "
+            "close one, or watch again later"
+        )
+        first.cancel()
+        for _ in range(100):  # the server sees the cancellation soon after
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await watching(opened, "d")
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError("a slot freed by a watcher that left is never taken again")
+
+
+async def test_calls_beyond_max_concurrent_rpcs_are_resource_exhausted(tmp_path: Path) -> None:
+    settings = Settings(
+        listen="127.0.0.1:0", db=tmp_path / "errord.db", max_concurrent_rpcs=2, max_watchers=2
+    )
+    async with running(settings) as opened:
+        await watching(opened, "a")
+        await watching(opened, "b")
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await call_raw(opened, "ReportFailure", failure(turn_id="c"))
+        assert failed.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+async def test_pings_more_often_than_allowed_close_the_connection(tmp_path: Path) -> None:
+    """grpc strikes a ping sooner than keepalive_min_ping_seconds; after two it sends GOAWAY
+    (ENHANCE_YOUR_CALM, too_many_pings), and the client's calls end UNAVAILABLE."""
+    settings = Settings(
+        listen="127.0.0.1:0", db=tmp_path / "errord.db", keepalive_min_ping_seconds=2
+    )
+    daemon = await start_in_process(settings)
+    pinging = [
+        ("grpc.keepalive_time_ms", 100),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+    try:
+        async with grpc.aio.insecure_channel(daemon.address, options=pinging) as opened:
+            stream = await watching(opened, "pinged")
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                await asyncio.wait_for(read_to_the_end(stream), 30)
+    finally:
+        daemon.stop.set()
+        await asyncio.wait_for(daemon.task, 30)
+    assert failed.value.code() is grpc.StatusCode.UNAVAILABLE
+    assert failed.value.details() == "Too many pings"
+
+
+async def read_to_the_end(stream: Any) -> None:
+    while await stream.read() is not grpc.aio.EOF:
+        pass
+
+
+async def test_a_turn_holds_at_most_max_turn_events(tmp_path: Path) -> None:
+    settings = Settings(listen="127.0.0.1:0", db=tmp_path / "errord.db", max_turn_events=10)
+    async with running(settings) as opened:
+        for call in range(9):  # the turn began, then nine failures of five tools
+            await call_raw(
+                opened, "ReportFailure", failure(call_id=f"c{call}", tool=f"t{call % 5}")
+            )
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await call_raw(opened, "ReportFailure", failure(call_id="c9", tool="t9"))
+        assert failed.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert failed.value.details() == (
+            "turn 't' holds 10 of the 10 trace events one turn may (max_turn_events); end it, "
+            "and report further failures under a new turn_id"
+        )
+        batch = pb.ReportFailuresRequest(
+            failures=[pb.ReportFailureRequest.FromString(failure(call_id="c10", tool="t0"))]
+        )
+        answered = pb.ReportFailuresResponse.FromString(
+            await call_raw(opened, "ReportFailures", batch.SerializeToString())
+        )
+        assert answered.results[0].refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED.value[0]
+        await call_raw(opened, "ReportFailure", failure(call_id="c0", tool="t0"))  # a repeat
+        ended = await call_raw(
+            opened, "EndTurn", pb.EndTurnRequest(turn_id="t").SerializeToString()
+        )
+        assert pb.EndTurnResponse.FromString(ended).summary.turn_id == "t"
+        await call_raw(opened, "ReportFailure", failure(turn_id="next"))
+
+
+def test_limits_are_settings_checked_by_name(tmp_path: Path) -> None:
+    assert Settings().limits() == Limits()
+    toml = tmp_path / "errord.toml"
+    toml.write_text("max_turn_events = 20\nkeepalive_permit_without_calls = false\n")
+    limits = Settings.from_toml(toml).limits()
+    assert limits == Limits(max_turn_events=20, keepalive_permit_without_calls=False)
+    toml.write_text("max_watchers = 1.5\n")
+    with pytest.raises(ConfigError, match=r"errord\.toml:1: max_watchers: expected int, got float"):
+        Settings.from_toml(toml)
+    with pytest.raises(ConfigError, match="max_watchers: must be from 1 to max_concurrent_rpcs"):
+        Settings(max_concurrent_rpcs=10, max_watchers=11)
+    with pytest.raises(ConfigError, match="max_message_bytes: must be from 65536"):
+        Settings(max_message_bytes=100)

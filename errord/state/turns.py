@@ -48,13 +48,15 @@ class TurnState(Struct, frozen=True, omit_defaults=True, gc=False):
     in the order of their first event."""
     ended_at: datetime | None = None
     """When EndTurn closed it; None while it is open."""
+    events: int = 0
+    """Trace events of the turn so far (what max_turn_events bounds)."""
 
 
 class TurnFold(EachEvent[str, TurnState]):
     """Folds a turn's events into its state."""
 
     name = "turn"
-    version = 4
+    version = 5
     key_type = str
     state_type = TurnState
 
@@ -63,6 +65,10 @@ class TurnFold(EachEvent[str, TurnState]):
         return (turn_id,) if turn_id else ()
 
     def apply(self, key: str, state: TurnState | None, event: TraceEvent) -> TurnState:
+        after = self._changed(state, event)
+        return structs.replace(after, events=(state.events if state else 0) + 1)
+
+    def _changed(self, state: TurnState | None, event: TraceEvent) -> TurnState:
         detail = event.detail
         if isinstance(detail, TurnBegan):
             return TurnState(

@@ -3,11 +3,19 @@
 The only module besides service.py that sees generated code. Every problem in a
 request becomes a FieldViolation naming the field by its proto path, and all of
 them are reported together.
+
+Every field is bounded before it is used: identifiers (at most MAX_ID_LENGTH
+characters, no control characters), texts, attempts (1 to MAX_ATTEMPT),
+durations and timestamps (their protobuf ranges), page tokens (at most
+MAX_PAGE_TOKEN_LENGTH digits, never quoted back), JSON values (MAX_JSON_BYTES,
+MAX_JSON_DEPTH levels, MAX_JSON_MEMBERS members) and repeated fields
+(MAX_BATCH failures, MAX_CALLS calls, dependencies and held results).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -58,6 +66,14 @@ MAX_TEXT_LENGTH = 16_384
 """Characters of an error message; a report must stay far below gRPC's 4 MiB message cap."""
 MAX_JSON_BYTES = 262_144
 """Serialized bytes of the arguments, and of a partial result."""
+MAX_JSON_DEPTH = 32
+"""Levels of objects and arrays in one JSON value (protobuf decodes about as many)."""
+MAX_JSON_MEMBERS = 10_000
+"""Object members and array items in one JSON value, in all."""
+MAX_PAGE_TOKEN_LENGTH = 20
+"""Characters of a page token: the digits of a sequence number."""
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
+"""What an identifier may not hold: NUL, newlines, escapes (logs and terminals show ids)."""
 MAX_ATTEMPT = 10_000
 MAX_BATCH = 256
 """Failures in one ReportFailures call."""
@@ -116,6 +132,8 @@ class Violations:
             self.add(field, "required")
         elif len(value) > MAX_ID_LENGTH:
             self.add(field, f"at most {MAX_ID_LENGTH} characters, got {len(value)}")
+        elif CONTROL_CHARACTERS.search(value):
+            self.add(field, "must not contain control characters (U+0000 to U+001F, U+007F)")
         return value
 
     def text(self, field: str, value: str, limit: int = MAX_TEXT_LENGTH) -> str:
@@ -124,7 +142,8 @@ class Violations:
         return value
 
     def json(self, field: str, message: struct_pb2.Struct | struct_pb2.Value) -> JSONValue:
-        """A Struct or Value as plain JSON; must be finite and at most MAX_JSON_BYTES."""
+        """A Struct or Value as plain JSON; must be finite, at most MAX_JSON_BYTES, nest at
+        most MAX_JSON_DEPTH levels and hold at most MAX_JSON_MEMBERS members and items."""
         size = message.ByteSize()
         if size > MAX_JSON_BYTES:
             self.add(field, f"at most {MAX_JSON_BYTES} bytes serialized, got {size}")
@@ -133,8 +152,8 @@ class Violations:
             if isinstance(message, struct_pb2.Struct):
                 return plain_struct(message)
             return plain_value(message)
-        except ValueError:  # NaN and Infinity have no JSON form
-            self.add(field, "numbers must be finite (NaN and Infinity are not JSON)")
+        except NotJSON as error:
+            self.add(field, str(error))
             return None
 
     def moment(self, field: str, timestamp: timestamp_pb2.Timestamp) -> datetime | None:
@@ -271,10 +290,11 @@ def trace_page_from_proto(request: pb.GetTurnTraceRequest) -> TracePage:
     if request.page_size < 0:
         check.add("page_size", f"must not be negative, got {request.page_size}")
     after = 0
-    if request.page_token:
-        if request.page_token.isascii() and request.page_token.isdigit():
-            after = check.sequence("page_token", int(request.page_token))
-        else:
+    token = request.page_token
+    if token:
+        if len(token) <= MAX_PAGE_TOKEN_LENGTH and token.isascii() and token.isdigit():
+            after = check.sequence("page_token", int(token))
+        else:  # never quoted: a token may be megabytes long
             check.add("page_token", "not a next_page_token from a previous GetTurnTrace")
     check.raise_any()
     return TracePage(turn_id, after, min(request.page_size or DEFAULT_PAGE_SIZE, DEFAULT_PAGE_SIZE))
@@ -307,22 +327,54 @@ def value_to_proto(value: JSONValue) -> struct_pb2.Value:
     return message
 
 
-def plain_struct(message: struct_pb2.Struct) -> dict[str, JSONValue]:
-    """A Struct as a dict, as json_format.MessageToDict gives it, in a fraction of the time."""
-    return {key: plain_value(value) for key, value in message.fields.items()}
+class NotJSON(ValueError):
+    """A Struct or Value plain JSON cannot hold, or one beyond errord's bounds."""
 
 
-def plain_value(message: struct_pb2.Value) -> JSONValue:
-    """A Value as plain JSON; ValueError for NaN and Infinity, which JSON cannot hold."""
+class _JSONBudget:
+    """What is left of MAX_JSON_MEMBERS while one value is converted."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_JSON_MEMBERS
+
+    def spend(self, members: int, depth: int) -> None:
+        self.left -= members
+        if self.left < 0:
+            raise NotJSON(f"at most {MAX_JSON_MEMBERS} object members and array items in all")
+        if depth > MAX_JSON_DEPTH:
+            raise NotJSON(f"at most {MAX_JSON_DEPTH} levels of nested objects and arrays")
+
+
+def plain_struct(
+    message: struct_pb2.Struct, budget: _JSONBudget | None = None, depth: int = 1
+) -> dict[str, JSONValue]:
+    """A Struct as a dict, as json_format.MessageToDict gives it, in a fraction of the time;
+    NotJSON beyond MAX_JSON_DEPTH levels and MAX_JSON_MEMBERS members."""
+    budget = budget or _JSONBudget()
+    fields = message.fields
+    budget.spend(len(fields), depth)
+    return {key: plain_value(value, budget, depth) for key, value in fields.items()}
+
+
+def plain_value(
+    message: struct_pb2.Value, budget: _JSONBudget | None = None, depth: int = 0
+) -> JSONValue:
+    """A Value as plain JSON; NotJSON for NaN and Infinity, which JSON cannot hold, and
+    beyond MAX_JSON_DEPTH levels and MAX_JSON_MEMBERS members."""
     kind = message.WhichOneof("kind")
     if kind == "struct_value":
-        return plain_struct(message.struct_value)
+        return plain_struct(message.struct_value, budget, depth + 1)
     if kind == "list_value":
-        return [plain_value(item) for item in message.list_value.values]
+        budget = budget or _JSONBudget()
+        items = message.list_value.values
+        budget.spend(len(items), depth + 1)
+        return [plain_value(item, budget, depth + 1) for item in items]
     if kind == "number_value":
         number = message.number_value
         if not math.isfinite(number):
-            raise ValueError(f"{number} is not a JSON number")
+            raise NotJSON("numbers must be finite (NaN and Infinity are not JSON)")
         return number
     if kind == "string_value":
         return message.string_value
@@ -636,6 +688,9 @@ def _plan(request: pb.BeginTurnRequest, check: Violations) -> tuple[PlannedCall,
         within = check.within(f"plan[{index}].")
         if len(call.depends_on) > MAX_CALLS:
             within.add("depends_on", f"at most {MAX_CALLS} call ids, got {len(call.depends_on)}")
+        else:
+            for position, needed in enumerate(call.depends_on):
+                within.identifier(f"depends_on[{position}]", needed)
         plan.append(
             PlannedCall(
                 call_id=within.identifier("call_id", call.call_id),

@@ -24,7 +24,8 @@ from errord.manifests.model import MAX_COOLDOWN
 from errord.reload import ManifestReloader
 from errord.wire import convert
 from errord.wire.convert import Violations
-from errord.wire.service import answer, decode
+from errord.wire.decoding import decode
+from errord.wire.service import answer
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["OperatorService"].full_name
 MAX_FORCED_OPEN_SECONDS = MAX_COOLDOWN

@@ -6,7 +6,7 @@ import errno
 import ipaddress
 import logging
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -15,16 +15,33 @@ from grpc_reflection.v1alpha import reflection
 
 from errord.config import Settings
 from errord.errors import ListenError
+from errord.limits import Limits
 from errord.wire import operator, service, tls, unix_socket
 from errord.wire.access import BearerTokenInterceptor, read_token
 
 log = logging.getLogger(__name__)
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
-SERVER_OPTIONS = [
-    # grpc sets SO_REUSEPORT by default: a second daemon would silently share the port.
-    ("grpc.so_reuseport", 0),
-]
+MAX_PING_STRIKES = 2
+"""Pings sooner than keepalive_min_ping_seconds a connection may send before its GOAWAY."""
+
+
+def server_options(limits: Limits) -> list[tuple[str, int]]:
+    """grpc's channel arguments for ``limits`` (errord.limits)."""
+    return [
+        # grpc sets SO_REUSEPORT by default: a second daemon would silently share the port.
+        ("grpc.so_reuseport", 0),
+        # Larger requests are refused by grpc itself: RESOURCE_EXHAUSTED.
+        ("grpc.max_receive_message_length", limits.max_message_bytes),
+        # Ping abuse: pings sooner than the interval are strikes; then GOAWAY too_many_pings.
+        ("grpc.keepalive_permit_without_calls", int(limits.keepalive_permit_without_calls)),
+        (
+            "grpc.http2.min_ping_interval_without_data_ms",
+            round(limits.keepalive_min_ping_seconds * 1000),
+        ),
+        ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
+    ]
+
 
 SERVED_SERVICES = (service.SERVICE_NAME, operator.SERVICE_NAME)
 """errord's own services, each with its health status."""
@@ -32,7 +49,8 @@ SERVED_SERVICES = (service.SERVICE_NAME, operator.SERVICE_NAME)
 
 @dataclass(frozen=True)
 class Access:
-    """Who may reach the server: a bearer token, TLS on TCP, the unix socket's group."""
+    """Who may reach the server (a bearer token, TLS on TCP, the unix socket's group), and
+    how much one caller may ask of it."""
 
     token: str | None = None
     """Callers must send ``authorization: Bearer <token>`` (see ``errord.wire.access``)."""
@@ -40,10 +58,13 @@ class Access:
     """Serve TCP over TLS with these credentials; None for plaintext."""
     socket_group: int | None = None
     """The gid a unix socket is given; None keeps the process's group."""
+    limits: Limits = field(default_factory=Limits)
+    """Message size, calls, watchers, events per turn, pings (errord.limits)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Access:
-        """Read the token and TLS files and resolve the group; ConfigErrors name the setting."""
+        """Read the token and TLS files, resolve the group, take the limits; ConfigErrors
+        name the setting."""
         token = None if settings.token_file is None else read_token(settings.token_file)
         credentials = None
         if settings.tls_cert_file is not None and settings.tls_key_file is not None:
@@ -51,7 +72,8 @@ class Access:
                 settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file
             )
         group = settings.socket_group
-        return cls(token, credentials, None if group is None else unix_socket.group_id(group))
+        gid = None if group is None else unix_socket.group_id(group)
+        return cls(token, credentials, gid, settings.limits())
 
 
 @dataclass
@@ -78,13 +100,22 @@ async def start_server(
     reflection_on: bool | None = None,
     access: Access | None = None,
 ) -> RunningServer:
-    """Bind ``listen`` and start serving; reflection defaults to on for local addresses."""
+    """Bind ``listen`` and start serving; reflection defaults to on for local addresses.
+
+    ``access.limits`` are enforced: grpc's own (message size, concurrent calls, pings)
+    by the server, errord's (watchers, events per turn) by ``errors``.
+    """
     access = access or Access()
     unix = listen.startswith("unix:")
     interceptors = []
     if access.token is not None:
         interceptors.append(BearerTokenInterceptor(access.token, unix=unix))
-    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
+    errors.enforce(access.limits)
+    server = grpc.aio.server(
+        options=server_options(access.limits),
+        interceptors=interceptors,
+        maximum_concurrent_rpcs=access.limits.max_concurrent_rpcs,
+    )
     server.add_generic_rpc_handlers(
         (service.rpc_handlers(errors), operator.rpc_handlers(operators))
     )

@@ -1,15 +1,18 @@
 """The ErrorHandlerService servicer: decode, validate, call the engine, map errors.
 
 Handlers take the raw request bytes and decode them here, so that undecodable
-bytes are answered with INVALID_ARGUMENT instead of grpc's own INTERNAL. Every
-expected failure maps to a status code through ``STATUS_CODES``; anything else
-is a bug, logged with its traceback and answered INTERNAL — never UNKNOWN.
+bytes are answered with INVALID_ARGUMENT naming the field instead of grpc's own
+INTERNAL (errord.wire.decoding). Every expected failure maps to a status code
+through ``STATUS_CODES``; anything else is a bug, logged with its traceback and
+answered INTERNAL — never UNKNOWN. What an answer carries stays small: at most
+``MAX_VIOLATIONS`` field violations, each cut to ``MAX_DESCRIPTION_BYTES``, all
+within ``TRAILER_BUDGET`` bytes of trailers, so that no client refuses them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -18,6 +21,7 @@ from google.protobuf import any_pb2, message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from errord.decide.events import TraceEvent
 from errord.errors import (
     ErrordError,
     FieldViolation,
@@ -31,8 +35,10 @@ from errord.errors import (
     WatcherFellBehind,
 )
 from errord.handler import ErrorHandler
+from errord.limits import LimitExceeded, Limits, WatcherSlots
 from errord.state.feed import TraceFeed
 from errord.wire import convert
+from errord.wire.decoding import decode
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +52,18 @@ STATUS_CODES: dict[type[ErrordError], grpc.StatusCode] = {
     TurnClosed: grpc.StatusCode.FAILED_PRECONDITION,
     NoManifestDirectory: grpc.StatusCode.FAILED_PRECONDITION,
     WatcherFellBehind: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    LimitExceeded: grpc.StatusCode.RESOURCE_EXHAUSTED,
     StoreError: grpc.StatusCode.UNAVAILABLE,
 }
+MAX_VIOLATIONS = 20
+"""Field violations one answer lists; a last one counts the rest."""
+MAX_DESCRIPTION_BYTES = 256
+"""UTF-8 bytes of a violation's field, and of its description, beyond which they are cut."""
+MAX_MESSAGE_BYTES = 1024
+"""UTF-8 bytes of any other error's message, beyond which it is cut."""
+TRAILER_BUDGET = 4096
+"""Bytes the status message and its details may take in the trailers (grpc clients refuse
+trailers beyond 8 KiB, and then see RESOURCE_EXHAUSTED instead of the status)."""
 
 Request = TypeVar("Request", bound=message.Message)
 Response = TypeVar("Response", bound=message.Message)
@@ -59,18 +75,57 @@ def status_for(error: Exception) -> status_pb2.Status:
         (status for kind, status in STATUS_CODES.items() if isinstance(error, kind)),
         grpc.StatusCode.INTERNAL,
     )
+    violations: list[FieldViolation] = []
     if code is grpc.StatusCode.INTERNAL:
         log.error("bug while serving a request", exc_info=error)
         text = "internal error in errord; the daemon logged it"
+    elif isinstance(error, InvalidRequest):
+        violations = shown(error.violations)
+        text = str(InvalidRequest(violations))
     else:
-        text = str(error)
+        text = cut(str(error), MAX_MESSAGE_BYTES)
     status = status_pb2.Status(code=code.value[0], message=text)
-    if isinstance(error, InvalidRequest):
-        status.details.append(bad_request(error.violations))
+    if violations:
+        status.details.append(bad_request(violations))
     return status
 
 
-def bad_request(violations: tuple[FieldViolation, ...]) -> any_pb2.Any:
+def shown(violations: Sequence[FieldViolation]) -> list[FieldViolation]:
+    """The violations an answer lists: the first ones, cut, within MAX_VIOLATIONS and
+    TRAILER_BUDGET; then one (field ``request``) saying how many more there are."""
+    listed: list[FieldViolation] = []
+    spent = 0
+    for index, violation in enumerate(violations):
+        field = cut(violation.field, MAX_DESCRIPTION_BYTES)
+        description = cut(violation.description, MAX_DESCRIPTION_BYTES)
+        cost = trailer_bytes(field) + trailer_bytes(description) + 8
+        full = index == MAX_VIOLATIONS or spent + cost > TRAILER_BUDGET - 200
+        if full and listed:
+            more = len(violations) - index
+            listed.append(FieldViolation("request", f"and {more} more, not listed"))
+            break
+        listed.append(FieldViolation(field, description))
+        spent += cost
+    return listed
+
+
+def trailer_bytes(text: str) -> int:
+    """Bytes ``text`` takes in the trailers, at most: percent-encoded in grpc-message (bytes
+    outside printable ASCII, and %, take three) and base64-encoded in the details."""
+    data = text.encode()
+    escaped = sum(1 for byte in data if not 0x20 <= byte <= 0x7E or byte == 0x25)
+    return len(data) + 2 * escaped + (len(data) * 4 + 2) // 3
+
+
+def cut(text: str, limit: int) -> str:
+    """``text``, or as much of it as fits ``limit`` UTF-8 bytes with an ellipsis."""
+    data = text.encode()
+    if len(data) <= limit:
+        return text
+    return data[: limit - len("…".encode())].decode(errors="ignore") + "…"
+
+
+def bad_request(violations: Sequence[FieldViolation]) -> any_pb2.Any:
     detail = error_details_pb2.BadRequest(
         field_violations=[
             error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
@@ -80,16 +135,6 @@ def bad_request(violations: tuple[FieldViolation, ...]) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(detail)
     return packed
-
-
-def decode(kind: type[Request], data: bytes) -> Request:
-    try:
-        return kind.FromString(data)
-    except message.DecodeError as error:
-        name = kind.DESCRIPTOR.name
-        raise InvalidRequest(
-            [FieldViolation("request", f"cannot decode the bytes as {name}: {error}")]
-        ) from error
 
 
 async def abort(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -> None:
@@ -113,6 +158,13 @@ class ErrorHandlerService:
     def __init__(self, handler: ErrorHandler, feed: TraceFeed) -> None:
         self._handler = handler
         self._feed = feed
+        self.watchers = WatcherSlots(Limits.max_watchers)
+        """The WatchTrace streams open, and how many may be."""
+
+    def enforce(self, limits: Limits) -> None:
+        """Serve within ``limits``: its watchers here, its events per turn in the handler."""
+        self.watchers = WatcherSlots(limits.max_watchers)
+        self._handler.max_turn_events = limits.max_turn_events
 
     async def begin_turn(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
@@ -153,6 +205,18 @@ class ErrorHandlerService:
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetTurnTraceResponse:
         return await answer(context, lambda: self._get_turn_trace(data))
+
+    async def watch_within_limit(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bytes]:
+        """WatchTrace (``watch_trace``) holding one of the watcher slots; RESOURCE_EXHAUSTED,
+        before it subscribes, when none is free."""
+        try:
+            with self.watchers.slot():
+                async for response in self.watch_trace(data, context):
+                    yield response
+        except LimitExceeded as error:  # only the slot raises it: watch_trace answers its own
+            await abort(context, error)
 
     async def _begin_turn(self, data: bytes) -> pb.BeginTurnResponse:
         asked = convert.beginning_from_proto(decode(pb.BeginTurnRequest, data))
@@ -217,25 +281,30 @@ class ErrorHandlerService:
 
     async def watch_trace(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[pb.WatchTraceResponse]:
+    ) -> AsyncIterator[bytes]:
+        """Serialized WatchTraceResponses: a live event is encoded once for every watcher
+        (the feed shares the bytes), a replayed one for this watcher alone."""
         subscription = None
         try:
             watch = convert.watch_from_proto(decode(pb.WatchTraceRequest, data))
             # Subscribe before replaying, so that nothing committed meanwhile is missed.
-            subscription = self._feed.subscribe(watch.turn_id)
-            last_sent = watch.after
+            subscription = self._feed.subscribe(watch.turn_id, after=watch.after)
             if watch.replay:
-                async for event in self._handler.replay(last_sent, turn_id=watch.turn_id):
-                    last_sent = event.sequence
-                    yield pb.WatchTraceResponse(event=convert.trace_event_to_proto(event))
-            async for event in subscription.events():
-                if event.sequence > last_sent:
-                    yield pb.WatchTraceResponse(event=convert.trace_event_to_proto(event))
+                async for event in self._handler.replay(watch.after, turn_id=watch.turn_id):
+                    subscription.after = event.sequence
+                    yield self.watch_response(event)
+            async for response in subscription.encoded(self.watch_response):
+                yield response
         except Exception as error:  # every error is answered with a status, never UNKNOWN
             await abort(context, error)
         finally:
             if subscription is not None:
                 self._feed.unsubscribe(subscription)
+
+    @staticmethod
+    def watch_response(event: TraceEvent) -> bytes:
+        """What WatchTrace sends for ``event``: a serialized WatchTraceResponse."""
+        return pb.WatchTraceResponse(event=convert.trace_event_to_proto(event)).SerializeToString()
 
 
 def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
@@ -276,8 +345,9 @@ def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
                 response_serializer=pb.GetTurnTraceResponse.SerializeToString,
             ),
             "WatchTrace": grpc.unary_stream_rpc_method_handler(
-                service.watch_trace,
-                response_serializer=pb.WatchTraceResponse.SerializeToString,
+                service.watch_within_limit,
+                # Already serialized: each live event's bytes are shared by every watcher.
+                response_serializer=None,
             ),
         },
     )

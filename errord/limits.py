@@ -1,0 +1,83 @@
+"""How much one caller may ask of errord, and the watcher slots that enforce one limit.
+
+    limit                              default  passed
+    max_message_bytes                  4 MiB    grpc refuses the request: RESOURCE_EXHAUSTED
+    max_concurrent_rpcs                1000     grpc refuses the call: RESOURCE_EXHAUSTED
+    max_watchers                       256      WatchTrace refused: RESOURCE_EXHAUSTED
+    max_turn_events                    10000    a report to a full turn: RESOURCE_EXHAUSTED
+    keepalive_min_ping_seconds         10       pings more often: GOAWAY too_many_pings
+    keepalive_permit_without_calls     true     pings on a connection with no call allowed
+
+Fields out of range are another matter: INVALID_ARGUMENT naming the field
+(errord.wire.convert). errord.wire.server turns these limits into grpc server
+options; ``WatcherSlots`` counts WatchTrace streams; the ErrorHandler counts
+each turn's events in its projection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from errord.errors import LimitExceeded
+
+__all__ = ["LimitExceeded", "Limits", "WatcherSlots"]
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one caller may ask of the server; checked on construction."""
+
+    max_message_bytes: int = 4 * MIB
+    """The largest request grpc accepts, in bytes; a larger one is RESOURCE_EXHAUSTED."""
+    max_concurrent_rpcs: int = 1000
+    """Calls in progress at once, WatchTrace streams and health checks included."""
+    max_watchers: int = 256
+    """WatchTrace streams open at once."""
+    max_turn_events: int = 10_000
+    """Trace events one turn may hold; EndTurn may still close a full turn."""
+    keepalive_min_ping_seconds: float = 10.0
+    """The shortest interval between a client's HTTP/2 pings; after two pings sooner
+    than that, grpc closes the connection (GOAWAY too_many_pings)."""
+    keepalive_permit_without_calls: bool = True
+    """Whether a client may ping a connection with no call in progress (an idle channel
+    kept alive); when False, such pings count against it."""
+
+    def __post_init__(self) -> None:
+        if not 64 * 1024 <= self.max_message_bytes <= 64 * MIB:
+            raise ValueError("max_message_bytes must be from 65536 (64 KiB) to 67108864 (64 MiB)")
+        if not 1 <= self.max_concurrent_rpcs <= 1_000_000:
+            raise ValueError("max_concurrent_rpcs must be from 1 to 1000000")
+        if not 1 <= self.max_watchers <= self.max_concurrent_rpcs:
+            raise ValueError(
+                "max_watchers must be from 1 to max_concurrent_rpcs (each watcher is a call)"
+            )
+        if not 10 <= self.max_turn_events <= 10_000_000:
+            raise ValueError("max_turn_events must be from 10 to 10000000")
+        if not 1 <= self.keepalive_min_ping_seconds <= 3600:
+            raise ValueError("keepalive_min_ping_seconds must be from 1 to 3600")
+
+
+class WatcherSlots:
+    """At most ``limit`` WatchTrace streams at once: each holds a slot while it runs."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.taken = 0
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold a slot for the block; raises LimitExceeded when every slot is taken."""
+        if self.taken >= self.limit:
+            raise LimitExceeded(
+                f"{self.taken} WatchTrace streams are open, the most errord serves at once "
+                "(max_watchers); close one, or watch again later"
+            )
+        self.taken += 1
+        try:
+            yield
+        finally:
+            self.taken -= 1
