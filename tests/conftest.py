@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -63,6 +64,18 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 def errord_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "errord", *args]
+
+
+def run_errord(*args: str) -> subprocess.CompletedProcess[str]:
+    """``errord ARGS`` to its end, its output captured."""
+    return subprocess.run(
+        errord_command(*args),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(),
+        check=False,
+    )
 
 
 @dataclass
@@ -130,3 +143,13 @@ def daemon_process(tmp_path: Path) -> Iterator[DaemonProcess]:
     running = start_process("--listen", "127.0.0.1:0", "--db", str(tmp_path / "errord.db"))
     yield running
     running.terminate(signal.SIGKILL)
+
+
+@pytest.fixture
+def notify_socket(tmp_path: Path) -> Iterator[socket.socket]:
+    """A datagram socket for a daemon's sd_notify messages (its NOTIFY_SOCKET)."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(str(tmp_path / "notify"))
+    listener.settimeout(30)
+    yield listener
+    listener.close()

@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import signal
-import subprocess
 import textwrap
 import time
 import urllib.request
@@ -21,7 +20,7 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import DaemonProcess, errord_command, start_process, subprocess_env
+from tests.conftest import DaemonProcess, run_errord, start_process
 from tests.test_grpcurl import grpcurl
 
 COOLDOWN = 2.0
@@ -296,12 +295,4 @@ def test_the_cli_says_when_no_daemon_answers(tmp_path: Path) -> None:
     assert result.stderr.startswith("errord: UNAVAILABLE: no errord answering at 127.0.0.1:9")
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        errord_command(*args),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=subprocess_env(),
-        check=False,
-    )
+run_cli = run_errord

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import subprocess
 from pathlib import Path
 
 import grpc
@@ -12,7 +11,7 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from tests.conftest import errord_command, start_process, subprocess_env
+from tests.conftest import run_errord, start_process, subprocess_env
 
 VALID = """\
 tools:
@@ -34,15 +33,7 @@ tools:
 """
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        errord_command(*args),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=subprocess_env(),
-        check=False,
-    )
+run = run_errord
 
 
 def manifest_dir(tmp_path: Path, text: str) -> Path:

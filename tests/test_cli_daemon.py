@@ -27,7 +27,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from errord.cli import main
 from errord.ops.connection import default_target, grpc_target
 from errord.ops.trace_lines import event_line
-from tests.conftest import DaemonProcess, errord_command, start_process, subprocess_env
+from tests.conftest import DaemonProcess, errord_command, run_errord, start_process, subprocess_env
 
 DAEMON_COMMANDS = [
     ["trace", "T"],
@@ -53,15 +53,7 @@ def errord(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     running.terminate(signal.SIGKILL)
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        errord_command(*args),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=subprocess_env(),
-        check=False,
-    )
+run_cli = run_errord
 
 
 def report_retried_call(address: str, turn_id: str, tool: str) -> None:

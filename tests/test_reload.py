@@ -11,7 +11,6 @@ import socket
 import sqlite3
 import threading
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -21,6 +20,7 @@ from errord_client.v1 import errord_pb2_grpc
 
 from tests.conftest import DaemonProcess, start_process, subprocess_env
 from tests.test_breaker_daemon import run_cli
+from tests.test_systemd import receive
 
 GOOD = """\
 tools:
@@ -38,20 +38,6 @@ tools:
     retry_policy:
       max_attempts: five
 """
-
-
-@pytest.fixture
-def notify_socket(tmp_path: Path) -> Iterator[socket.socket]:
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    listener.bind(str(tmp_path / "notify"))
-    listener.settimeout(30)
-    yield listener
-    listener.close()
-
-
-def receive(listener: socket.socket) -> dict[str, str]:
-    message = listener.recv(4096).decode()
-    return dict(line.split("=", 1) for line in message.splitlines())
 
 
 def receive_until(listener: socket.socket, name: str) -> tuple[dict[str, str], int]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -14,15 +13,6 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from errord.ops.systemd import Notifier
 from tests.conftest import start_process, subprocess_env
-
-
-@pytest.fixture
-def notify_socket(tmp_path: Path) -> Iterator[socket.socket]:
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    listener.bind(str(tmp_path / "notify"))
-    listener.settimeout(30)
-    yield listener
-    listener.close()
 
 
 def receive(listener: socket.socket) -> dict[str, str]:
