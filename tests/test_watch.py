@@ -191,3 +191,61 @@ async def test_watch_shows_breaker_transitions_of_reports_and_of_operators(
     assert breaker_events[1].breaker.by == "test"
     assert breaker_events[1].breaker.breaker.phase == pb.BREAKER_PHASE_CLOSED
     stream.cancel()
+
+
+async def test_a_watch_with_a_batch_interval_gets_every_event_once_in_fewer_messages(
+    stub: Stub,
+) -> None:
+    first = await stub.ReportFailure(report("coalesced"))
+    request = pb.WatchTraceRequest(turn_id="coalesced", include_history=True)
+    request.batch_interval.FromMilliseconds(50)
+    stream = stub.WatchTrace(request)
+    history = await take(stream, 2)  # one per response; the watch is live once it is read
+    assert decision_ids(history) == ["", first.decision.decision_id]
+    answers = await asyncio.gather(
+        *(stub.ReportFailure(report("coalesced", attempt=n)) for n in range(2, 42))
+    )
+    expected = {answer.decision.decision_id for answer in answers}
+    received: list[pb.TraceEvent] = []
+    messages = 0
+    while not expected <= set(decision_ids(received)):
+        response = await asyncio.wait_for(stream.read(), 10)
+        messages += 1
+        assert not response.HasField("event")
+        received += list(response.events)
+    sequences = [event.sequence for event in received]
+    assert sequences == sorted(set(sequences))  # in commit order, each once
+    assert sequences[0] > history[-1].sequence
+    assert sorted(d for d in decision_ids(received) if d) == sorted(expected)  # once each
+    assert messages < len(received)  # coalesced
+    stream.cancel()
+
+
+async def test_a_batch_interval_out_of_range_is_invalid_argument(stub: Stub) -> None:
+    request = pb.WatchTraceRequest()
+    request.batch_interval.FromSeconds(20)
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await asyncio.wait_for(stub.WatchTrace(request).read(), 10)
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "batch_interval: must be from 1 ms to 10 s" in str(raised.value.details())
+
+
+async def test_the_client_package_flattens_batched_responses(
+    daemon: InProcessDaemon, stub: Stub
+) -> None:
+    from errord_client import AsyncErrordClient
+
+    first = await stub.ReportFailure(report("flattened"))
+    async with AsyncErrordClient(daemon.address) as client:
+        stream = client.watch_trace("flattened", include_history=True, batch_interval=0.05)
+        history = [await anext(stream), await anext(stream)]  # TurnBegan, the failure
+        assert decision_ids(history) == ["", first.decision.decision_id]
+        answers = await asyncio.gather(
+            *(stub.ReportFailure(report("flattened", attempt=n)) for n in range(2, 12))
+        )
+        expected = {answer.decision.decision_id for answer in answers}
+        live: list[pb.TraceEvent] = []
+        while not expected <= set(decision_ids(live)):
+            live.append(await asyncio.wait_for(anext(stream), 10))
+        await stream.aclose()
+    assert [event.sequence for event in live] == sorted({event.sequence for event in live})

@@ -173,22 +173,41 @@ class Subscription:
         async for published in self._published():
             yield published.encoded(encode)
 
+    async def coalesced(self, encode: Encode, interval: float) -> AsyncIterator[list[bytes]]:
+        """Each event's shared ``encode``, as lists: the events committed over ``interval``
+        seconds from the first of them, so that a watcher costs one send per interval."""
+        async for batch in self._batches():
+            await asyncio.sleep(interval)
+            batch += self._fresh(self._audience.take(self))
+            yield [published.encoded(encode) for published in batch]
+
     async def _published(self) -> AsyncIterator[Published]:
+        async for batch in self._batches():
+            for published in batch:
+                yield published
+
+    async def _batches(self) -> AsyncIterator[list[Published]]:
+        """What the audience holds for this watcher, as it arrives, never sent before."""
         while True:
             if self._resume_after is not None:
                 raise WatcherFellBehind(
                     f"the watcher fell more than {self._audience.backlog} events behind; "
                     f"watch again with after_sequence={self._resume_after}"
                 )
-            batch = self._audience.take(self)
-            if not batch:
-                if self._audience.closed:
-                    return
+            batch = self._fresh(self._audience.take(self))
+            if batch:
+                yield batch
+            elif self._audience.closed:
+                return
+            else:
                 await self._audience.arrival()
-            for published in batch:
-                if published.event.sequence > self.after:
-                    self.after = published.event.sequence
-                    yield published
+
+    def _fresh(self, taken: list[Published]) -> list[Published]:
+        """The events of ``taken`` after the last one the watcher has; it has them now."""
+        fresh = [published for published in taken if published.event.sequence > self.after]
+        if fresh:
+            self.after = fresh[-1].event.sequence
+        return fresh
 
 
 class TraceFeed:

@@ -300,6 +300,10 @@ def trace_page_from_proto(request: pb.GetTurnTraceRequest) -> TracePage:
     return TracePage(turn_id, after, min(request.page_size or DEFAULT_PAGE_SIZE, DEFAULT_PAGE_SIZE))
 
 
+MIN_BATCH_INTERVAL, MAX_BATCH_INTERVAL = 0.001, 10.0
+"""The batch_interval a watcher may ask for, in seconds."""
+
+
 @dataclass(frozen=True)
 class WatchSelection:
     """Which events a WatchTrace streams."""
@@ -309,6 +313,8 @@ class WatchSelection:
     after: int
     """Replay recorded events after this sequence before following."""
     replay: bool
+    batch_interval: float = 0.0
+    """Seconds over which live events are coalesced into one response; 0 for none."""
 
 
 def watch_from_proto(request: pb.WatchTraceRequest) -> WatchSelection:
@@ -316,9 +322,14 @@ def watch_from_proto(request: pb.WatchTraceRequest) -> WatchSelection:
     if request.turn_id or request.include_history:
         check.identifier("turn_id", request.turn_id)
     check.sequence("after_sequence", request.after_sequence)
+    interval = 0.0
+    if request.HasField("batch_interval"):
+        interval = check.seconds("batch_interval", request.batch_interval)
+        if not MIN_BATCH_INTERVAL <= interval <= MAX_BATCH_INTERVAL:
+            check.add("batch_interval", "must be from 1 ms to 10 s (leave it unset for none)")
     check.raise_any()
     replay = request.include_history or request.after_sequence > 0
-    return WatchSelection(request.turn_id, request.after_sequence, replay)
+    return WatchSelection(request.turn_id, request.after_sequence, replay, interval)
 
 
 def value_to_proto(value: JSONValue) -> struct_pb2.Value:

@@ -293,8 +293,13 @@ class ErrorHandlerService:
                 async for event in self._handler.replay(watch.after, turn_id=watch.turn_id):
                     subscription.after = event.sequence
                     yield self.watch_response(event)
-            async for response in subscription.encoded(self.watch_response):
-                yield response
+            if watch.batch_interval:
+                interval = watch.batch_interval
+                async for encoded in subscription.coalesced(self.watch_response, interval):
+                    yield as_events(encoded)
+            else:
+                async for response in subscription.encoded(self.watch_response):
+                    yield response
         except Exception as error:  # every error is answered with a status, never UNKNOWN
             await abort(context, error)
         finally:
@@ -305,6 +310,18 @@ class ErrorHandlerService:
     def watch_response(event: TraceEvent) -> bytes:
         """What WatchTrace sends for ``event``: a serialized WatchTraceResponse."""
         return pb.WatchTraceResponse(event=convert.trace_event_to_proto(event)).SerializeToString()
+
+
+ONE_EVENT, EVENTS = b"\x0a", b"\x12"
+"""The tags of WatchTraceResponse's fields 1 (event) and 2 (events), length-delimited."""
+
+
+def as_events(responses: list[bytes]) -> bytes:
+    """One WatchTraceResponse holding, in ``events``, the event of each one-event response
+    given: on the wire a repeated field is its elements one after the other, each under
+    the field's tag, so the shared encodings are reused as they are."""
+    assert all(response[:1] == ONE_EVENT for response in responses)
+    return b"".join(EVENTS + response[1:] for response in responses)
 
 
 def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:

@@ -74,6 +74,8 @@ class Settings:
     """The watchers that never read do so on grpc's default channel (BDP probing on)."""
     errord_root: Path
     """The checkout whose daemon runs (the watchers and the load come from this one)."""
+    batch_ms: int = 0
+    """The watchers' batch_interval in milliseconds; 0 for one event per response."""
 
 
 class Watched(TypedDict):
@@ -100,7 +102,9 @@ class Point:
 # The watchers' process.
 
 
-async def subscribe_all(address: str, count: int, readers: int, buffering: bool) -> list[Any]:
+async def subscribe_all(
+    address: str, count: int, readers: int, buffering: bool, batch_ms: int
+) -> list[Any]:
     """``count`` streams of every turn, each proven live by reading its first event."""
     reading = grpc.aio.insecure_channel(address)
     never = grpc.aio.insecure_channel(address, options=[] if buffering else NEVER_READING)
@@ -120,7 +124,10 @@ async def subscribe_all(address: str, count: int, readers: int, buffering: bool)
     streams = []
     for number in range(count):
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(reading if number < readers else never)
-        streams.append(stub.WatchTrace(pb.WatchTraceRequest(after_sequence=after)))
+        watching = pb.WatchTraceRequest(after_sequence=after)
+        if batch_ms:
+            watching.batch_interval.FromMilliseconds(batch_ms)
+        streams.append(stub.WatchTrace(watching))
     for stream in streams:
         await asyncio.wait_for(stream.read(), START_TIMEOUT)
     return streams
@@ -130,9 +137,10 @@ async def read_all(stream: Any, tally: list[int]) -> str:
     """Read until the stream ends; how it ended. ``tally``: [events, last sequence, disorder]."""
     try:
         while (response := await stream.read()) is not grpc.aio.EOF:
-            tally[0] += 1
-            tally[2] += response.event.sequence <= tally[1]
-            tally[1] = response.event.sequence
+            for event in [response.event] if response.HasField("event") else response.events:
+                tally[0] += 1
+                tally[2] += event.sequence <= tally[1]
+                tally[1] = event.sequence
         return "OK"
     except grpc.aio.AioRpcError as error:
         return str(error.code().name)
@@ -140,8 +148,8 @@ async def read_all(stream: Any, tally: list[int]) -> str:
         return "CANCELLED"
 
 
-async def watch(address: str, count: int, readers: int, buffering: bool) -> Watched:
-    streams = await subscribe_all(address, count, readers, buffering)
+async def watch(address: str, count: int, readers: int, buffering: bool, batch_ms: int) -> Watched:
+    streams = await subscribe_all(address, count, readers, buffering, batch_ms)
     tallies = [[0, 0, 0] for _ in range(readers)]
     reading = [asyncio.create_task(read_all(s, t)) for s, t in zip(streams, tallies, strict=False)]
     print("watching", flush=True)
@@ -173,6 +181,7 @@ class Watchers:
         command = [sys.executable, "-m", "tests.benchmarks.watchers", "--watch", address]
         command += ["--watchers", str(settings.watchers), "--readers", str(settings.readers)]
         command += ["--buffering-clients"] if settings.buffering else []
+        command += ["--batch-ms", str(settings.batch_ms)]
         self.process = subprocess.Popen(
             command,
             cwd=ROOT,
@@ -291,6 +300,13 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="the watchers that never read use grpc's default channel, whose client reads "
         "several MB a stream into its own buffers: the daemon writes to them as to readers",
     )
+    parser.add_argument(
+        "--batch-ms",
+        type=int,
+        default=0,
+        metavar="MS",
+        help="watchers ask for this batch_interval (default: 0, one event per response)",
+    )
     # Internal: the watchers' process, which the benchmark starts with the daemon's address.
     parser.add_argument("--watch", metavar="ADDRESS", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -304,7 +320,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse(argv)
     if args.watch:
-        watching = watch(args.watch, args.watchers, args.readers, args.buffering_clients)
+        watching = watch(
+            args.watch, args.watchers, args.readers, args.buffering_clients, args.batch_ms
+        )
         print(json.dumps(asyncio.run(watching)))
         return
     settings = Settings(
@@ -316,6 +334,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.concurrency,
         args.buffering_clients,
         args.errord_root.resolve(),
+        args.batch_ms,
     )
     print(report(run(settings), settings))
 

@@ -460,20 +460,24 @@ class GetTurnTraceResponse(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class WatchTraceRequest(_message.Message):
-    __slots__ = ("turn_id", "include_history", "after_sequence")
+    __slots__ = ("turn_id", "include_history", "after_sequence", "batch_interval")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_HISTORY_FIELD_NUMBER: _ClassVar[int]
     AFTER_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    BATCH_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     include_history: bool
     after_sequence: int
-    def __init__(self, turn_id: _Optional[str] = ..., include_history: _Optional[bool] = ..., after_sequence: _Optional[int] = ...) -> None: ...
+    batch_interval: _duration_pb2.Duration
+    def __init__(self, turn_id: _Optional[str] = ..., include_history: _Optional[bool] = ..., after_sequence: _Optional[int] = ..., batch_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class WatchTraceResponse(_message.Message):
-    __slots__ = ("event",)
+    __slots__ = ("event", "events")
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     event: TraceEvent
-    def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[TraceEvent]
+    def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ..., events: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
     __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended", "memory_forgotten", "manifests_reloaded")
