@@ -13,7 +13,7 @@ from errord_client import ErrordClient, pb
 from errord.errors import CorruptDatabase
 from errord.state.projections import Projections
 from errord.state.store import Store
-from errord.state.store.connection import check_sound, connect
+from errord.state.store.connection import check_sound, closed_cleanly, connect
 from tests.conftest import start_process
 from tests.fakes import FakeClock
 
@@ -89,3 +89,21 @@ async def test_the_check_names_the_file(tmp_path: Path) -> None:
     path.write_bytes(b"garbage" * 1000)
     with pytest.raises(CorruptDatabase, match=f"{path}: the trace database is corrupt"):
         await connect(path)
+
+
+async def test_the_check_is_skipped_only_after_a_clean_close_of_the_same_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "errord.db"
+    store = await Store.open(path, FakeClock(), Projections())
+    await store.close()
+    note = tmp_path / "errord.db.clean"
+    assert note.exists()
+    assert closed_cleanly(path)  # unchanged since the clean close
+    assert not note.exists()  # used up: a crash after the next open leaves none
+    assert not closed_cleanly(path)
+    store = await Store.open(path, FakeClock(), Projections())
+    await store.close()
+    with path.open("ab") as file:  # changed behind errord's back
+        file.write(b"\0")
+    assert not closed_cleanly(path)

@@ -28,7 +28,9 @@ from errord.state.store.connection import (
     OwnerLock,
     check_sound,
     check_writable,
+    closed_cleanly,
     connect,
+    mark_closed_cleanly,
     set_aside,
 )
 from errord.state.store.rows import event_of, state_key
@@ -232,10 +234,14 @@ class Store:
         await self.close()
 
     async def _shut_down(self) -> None:
+        clean = False
         try:
             await self._writer.close()
+            clean = True
         finally:
             await self._db.close()
+            if clean:
+                mark_closed_cleanly(self.path)
             self._owner.release()
 
     def _check_open(self) -> None:
@@ -260,10 +266,12 @@ class Store:
 async def _sound_connection(path: Path, clock: Clock) -> tuple[aiosqlite.Connection, Path | None]:
     """A connection to a sound database at ``path``; a corrupt one is moved aside first
     (where to is the second value)."""
+    unchanged = closed_cleanly(path)
     try:
         db = await connect(path)
         try:
-            await check_sound(db, path)
+            if not unchanged:
+                await check_sound(db, path)
         except BaseException:
             await db.close()
             raise

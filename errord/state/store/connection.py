@@ -105,6 +105,29 @@ async def check_sound(db: aiosqlite.Connection, path: Path) -> None:
         raise CorruptDatabase(f"{path}: the trace database is corrupt: {'; '.join(problems)}")
 
 
+def mark_closed_cleanly(path: Path) -> None:
+    """Note that the database was closed cleanly, as it is now (its size and time)."""
+    try:
+        stat = path.stat()
+        path.with_name(path.name + ".clean").write_text(f"{stat.st_size} {stat.st_mtime_ns}")
+    except OSError:
+        pass  # the next start checks the database: slower, never wrong
+
+
+def closed_cleanly(path: Path) -> bool:
+    """True when the database was closed cleanly and has not changed since; the note is
+    used up either way. quick_check reads every page (about 11 s a GB): it is worth it
+    after a crash or a change behind errord's back, not after every clean restart."""
+    note = path.with_name(path.name + ".clean")
+    try:
+        recorded = note.read_text()
+        note.unlink()
+        stat = path.stat()
+    except OSError:
+        return False
+    return recorded == f"{stat.st_size} {stat.st_mtime_ns}"
+
+
 def set_aside(path: Path, now: datetime) -> Path:
     """Move a corrupt database (and its WAL and shared-memory files) aside, named with
     ``now``; the new name of the database file."""
