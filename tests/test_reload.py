@@ -10,7 +10,6 @@ import signal
 import socket
 import sqlite3
 import threading
-import urllib.request
 from pathlib import Path
 
 import grpc
@@ -20,6 +19,7 @@ from errord_client.v1 import errord_pb2_grpc
 
 from tests.conftest import DaemonProcess, start_process, subprocess_env
 from tests.test_breaker_daemon import run_cli
+from tests.test_operations import scrape
 from tests.test_systemd import receive
 
 GOOD = """\
@@ -103,13 +103,6 @@ def reload_events(db: Path) -> list[str]:
         return [bytes(body).decode() for (body,) in rows]
 
 
-def metrics(daemon: DaemonProcess) -> str:
-    [line] = [line for line in daemon.lines if "metrics on http://" in line]
-    url = line.split("metrics on ", 1)[1].split(",", 1)[0]
-    with urllib.request.urlopen(url, timeout=10) as response:
-        return str(response.read().decode())
-
-
 def test_sighup_with_a_broken_manifest_under_load_keeps_the_set_in_force(
     tmp_path: Path, notify_socket: socket.socket
 ) -> None:
@@ -146,7 +139,7 @@ def test_sighup_with_a_broken_manifest_under_load_keeps_the_set_in_force(
         assert load.answered > 0
         assert any("manifest reload refused" in line for line in daemon.lines)
         assert any("travel.yaml:4" in line for line in daemon.lines)
-        scraped = metrics(daemon)
+        scraped = scrape(daemon)
         assert 'errord_manifest_reloads_total{result="refused"} 1.0' in scraped
         assert 'errord_manifest_reloads_total{result="applied"} 1.0' in scraped
         assert "errord_manifest_reload_refused 0.0" in scraped
