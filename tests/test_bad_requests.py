@@ -547,3 +547,26 @@ def test_limits_are_settings_checked_by_name(tmp_path: Path) -> None:
         Settings(max_concurrent_rpcs=10, max_watchers=11)
     with pytest.raises(ConfigError, match="max_message_bytes: must be from 65536"):
         Settings(max_message_bytes=100)
+
+
+async def test_many_concurrent_reports_never_take_a_turn_past_max_turn_events(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(listen="127.0.0.1:0", db=tmp_path / "errord.db", max_turn_events=10)
+    async with running(settings) as opened:
+        answers = await asyncio.gather(
+            *(
+                call_raw(opened, "ReportFailure", failure(call_id=f"c{n}", tool=f"t{n}"))
+                for n in range(40)
+            ),
+            return_exceptions=True,
+        )
+        trace = pb.GetTurnTraceResponse.FromString(
+            await call_raw(
+                opened, "GetTurnTrace", pb.GetTurnTraceRequest(turn_id="t").SerializeToString()
+            )
+        )
+    refused = [a for a in answers if isinstance(a, grpc.aio.AioRpcError)]
+    assert all(a.code() is grpc.StatusCode.RESOURCE_EXHAUSTED for a in refused)
+    assert len(trace.events) <= 10
+    assert len(answers) - len(refused) == sum(e.HasField("failure") for e in trace.events)
