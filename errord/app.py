@@ -100,9 +100,10 @@ async def serve(
             serving = Serving(settings.db, lambda: len(handler.manifests), store.set_aside)
             reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
+            errors = ErrorHandlerService(handler, feed)
             running = await start_server(
                 settings.listen,
-                ErrorHandlerService(handler, feed),
+                errors,
                 OperatorService(board, handler, clock, reloader),
                 reflection_on=settings.reflection,
                 access=Access.from_settings(settings),
@@ -120,7 +121,12 @@ async def serve(
             try:
                 if settings.metrics_listen is not None:
                     metrics = start_metrics_server(
-                        settings.metrics_listen, board, clock.now, reloader, store
+                        settings.metrics_listen,
+                        board,
+                        clock.now,
+                        reloader,
+                        store,
+                        lambda: errors.watchers.taken,
                     )
                     serving.metrics = f"http://{metrics.address}/metrics"
                 with reload_on_sighup(reloader):

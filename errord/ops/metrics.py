@@ -1,4 +1,5 @@
-"""Prometheus metrics over HTTP: each tool's statistics, breaker and alerts.
+"""Prometheus metrics over HTTP: each tool's statistics, breaker and alerts; reloads,
+the store's writes and the watchers open.
 
 The figures are the ones GetToolStats answers with (errord.health), read
 when Prometheus scrapes: the counters are the projection's, so they survive
@@ -225,14 +226,31 @@ class StoreMetrics(Collector):
         return [refused, writable]
 
 
+class WatcherMetrics(Collector):
+    """errord_watchers: the WatchTrace streams open."""
+
+    def __init__(self, watchers: Callable[[], int]) -> None:
+        self._watchers = watchers
+
+    def collect(self) -> Iterable[Metric]:
+        open_ = GaugeMetricFamily(
+            "errord_watchers",
+            "WatchTrace streams open; a stream its client cancels is closed at once.",
+        )
+        open_.add_metric([], self._watchers())
+        return [open_]
+
+
 def start_metrics_server(
     listen: str,
     board: ToolHealthBoard,
     now: Callable[[], datetime],
     reloader: ManifestReloader | None = None,
     store: Store | None = None,
+    watchers: Callable[[], int] | None = None,
 ) -> MetricsServer:
-    """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread."""
+    """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread;
+    ``watchers`` counts the WatchTrace streams open."""
     registry = CollectorRegistry(auto_describe=False)
     for standard in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(standard)
@@ -241,6 +259,8 @@ def start_metrics_server(
         registry.register(ReloadMetrics(reloader))
     if store is not None:
         registry.register(StoreMetrics(store))
+    if watchers is not None:
+        registry.register(WatcherMetrics(watchers))
     host, port = listen.rsplit(":", 1)
     try:
         server, thread = start_http_server(int(port), addr=host.strip("[]"), registry=registry)
