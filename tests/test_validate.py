@@ -219,12 +219,169 @@ def test_a_blank_string_where_min_length_asks_for_one_is_an_invalid_value(
     )
 
 
-def test_a_blank_required_string_without_min_length_is_valid() -> None:
-    """Required means present: a blank value may mean something to the tool, and an
-    author who means non-blank says minLength: 1."""
-    schema = {"properties": {"suffix": {"type": "string"}}, "required": ["suffix"]}
-    assert check(schema, {"suffix": "  "}) == ()
-    assert check(schema, {"suffix": ""}) == ()
+# Issue 17: a required string left blank is an invalid_value unless its schema admits it.
+
+QUERY = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+WHITESPACE = [chr(code) for code in range(0x110000) if chr(code).isspace()]
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("", "Parameter 'query' cannot be empty."),
+        ("   ", "Parameter 'query' cannot be empty or only whitespace."),
+        ("\t\n", "Parameter 'query' cannot be empty or only whitespace."),
+    ],
+)
+def test_a_blank_required_string_is_an_invalid_value(query: str, message: str) -> None:
+    """Seed 003's "No query provided": without minLength, required means non-blank."""
+    assert check(QUERY, {"query": query}) == (
+        Violation(K.INVALID_VALUE, "query", message, "a non-empty string"),
+    )
+
+
+@settings(max_examples=200)
+@given(st.text(st.sampled_from(WHITESPACE), max_size=12))
+def test_any_whitespace_only_required_string_is_an_invalid_value(query: str) -> None:
+    assert kinds(check(QUERY, {"query": query})) == [("query", K.INVALID_VALUE)]
+
+
+def beside_a_blank_query(
+    schema: dict[str, Any], value: Any, *, required: bool = True
+) -> tuple[Violation, ...]:
+    """The violations of ``{"field": value, "query": ""}``, where ``field`` has ``schema``
+    and ``query`` is a plain required string: the query's violation shows the rule ran,
+    so what ``field`` gets is the rule's answer for it."""
+    tool = {
+        "properties": {"field": schema, "query": {"type": "string"}},
+        "required": ["field", "query"] if required else ["query"],
+    }
+    return check(tool, {"field": value, "query": ""})
+
+
+BLANK_QUERY = ("query", K.INVALID_VALUE)
+
+
+@pytest.mark.parametrize(
+    ("rules", "value"),
+    [
+        ({"minLength": 0}, ""),
+        ({"minLength": 0}, " "),
+        ({"pattern": r"^\s*$"}, "\t"),
+        ({"pattern": "^$"}, ""),
+        ({"enum": ["", "all"]}, ""),
+        ({"enum": [" ", "all"]}, " "),
+        ({"const": ""}, ""),
+    ],
+)
+def test_a_blank_required_string_the_schema_admits_is_valid(
+    rules: dict[str, Any], value: str
+) -> None:
+    """minLength: 0 stated, a pattern that matches, an enum or a const holding the value."""
+    assert kinds(beside_a_blank_query({"type": "string", **rules}, value)) == [BLANK_QUERY]
+
+
+def test_a_blank_string_a_pattern_rejects_is_blank_first_then_off_pattern() -> None:
+    violations = beside_a_blank_query({"type": "string", "pattern": "^[A-Z]+$"}, " ")
+    assert kinds(violations) == [
+        ("field", K.INVALID_VALUE),
+        ("field", K.INVALID_FORMAT),
+        BLANK_QUERY,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        ({"enum": ["a", "b"]}, "Parameter 'field' must be one of 'a', 'b'; got ''."),
+        ({"const": "a"}, "Parameter 'field' must be 'a'; got ''."),
+        ({"minLength": 2}, "Parameter 'field' cannot be empty."),
+    ],
+)
+def test_a_keyword_that_rejects_a_blank_value_says_so_alone(
+    rules: dict[str, Any], message: str
+) -> None:
+    """enum, const and minLength judge a blank value themselves: one violation, theirs."""
+    field, query = beside_a_blank_query({"type": "string", **rules}, "")
+    assert (field.parameter, field.kind, field.message) == ("field", K.INVALID_VALUE, message)
+    assert (query.parameter, query.kind) == BLANK_QUERY
+
+
+@pytest.mark.parametrize("value", ["", "  ", "\n"])
+def test_an_optional_blank_string_is_valid(value: str) -> None:
+    assert kinds(beside_a_blank_query({"type": "string"}, value, required=False)) == [BLANK_QUERY]
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "expected"),
+    [
+        ({"type": "string"}, 0, [("field", K.INVALID_TYPE)]),
+        ({"type": "string"}, None, [("field", K.INVALID_TYPE)]),
+        ({"type": "integer"}, "", [("field", K.INVALID_TYPE)]),
+        ({"type": "array", "items": {"type": "string"}}, ["", " "], []),
+        ({"description": "no type"}, " ", []),
+        ({"type": ["string", "null"]}, None, []),
+    ],
+)
+def test_the_rule_leaves_other_types_and_untyped_parameters_alone(
+    schema: dict[str, Any], value: Any, expected: list[tuple[str, ViolationKind]]
+) -> None:
+    assert kinds(beside_a_blank_query(schema, value)) == [*expected, BLANK_QUERY]
+
+
+def test_a_required_string_typed_string_or_null_may_not_be_blank() -> None:
+    assert kinds(beside_a_blank_query({"type": ["string", "null"]}, " ")) == [
+        ("field", K.INVALID_VALUE),
+        BLANK_QUERY,
+    ]
+
+
+def test_a_nested_required_string_is_checked_where_the_validator_goes() -> None:
+    """Required properties of objects inside objects and arrays are checked, as a
+    missing one is; an array's string items are not required parameters."""
+    person = {"properties": {"name": {"type": "string"}}, "required": ["name"]}
+    schema = {
+        "properties": {
+            "contact": person,
+            "guests": {"type": "array", "items": person},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["contact", "tags"],
+    }
+    arguments = {"contact": {"name": ""}, "guests": [{"name": "Bo"}, {"name": "\n"}]}
+    violations = check(schema, arguments | {"tags": ["", " "]})
+    assert [(each.parameter, each.kind, each.message) for each in violations] == [
+        ("contact.name", K.INVALID_VALUE, "Parameter 'contact.name' cannot be empty."),
+        (
+            "guests[1].name",
+            K.INVALID_VALUE,
+            "Parameter 'guests[1].name' cannot be empty or only whitespace.",
+        ),
+    ]
+
+
+def test_the_property_schema_is_found_through_ref_and_all_of() -> None:
+    text = {"type": "string"}
+    through_ref = {
+        "$defs": {"text": text},
+        "properties": {"q": {"$ref": "#/$defs/text"}},
+        "required": ["q"],
+    }
+    through_all_of = {"allOf": [{"properties": {"q": text}}], "required": ["q"]}
+    admitted = {"allOf": [{"properties": {"q": text}}, {"properties": {"q": {"minLength": 0}}}]}
+    assert kinds(check(through_ref, {"q": ""})) == [("q", K.INVALID_VALUE)]
+    assert kinds(check(through_all_of, {"q": ""})) == [("q", K.INVALID_VALUE)]
+    assert check(admitted | {"required": ["q"]}, {"q": ""}) == ()
+
+
+def test_a_blank_required_string_in_a_draft_07_schema_is_an_invalid_value() -> None:
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", **QUERY}
+    assert kinds(check(schema, {"query": "  "})) == [("query", K.INVALID_VALUE)]
+
+
+def test_the_example_of_a_required_string_whose_default_is_blank_is_not_blank() -> None:
+    schema = {"properties": {"query": {"type": "string", "default": ""}}, "required": ["query"]}
+    assert assert_example_valid(schema) == {"query": "example"}
 
 
 def test_a_string_too_short_but_not_blank_is_an_invalid_length() -> None:

@@ -27,6 +27,14 @@ tools:
         days: {type: integer, minimum: 1, maximum: 14}
         unit: {type: string, enum: [celsius, fahrenheit]}
   - name: clock
+  - name: document_search
+    parameters:
+      type: object
+      required: [query]
+      properties:
+        query: {type: string}
+        scope: {type: string, enum: ["", mine, shared]}
+        note: {type: string}
 """
 
 
@@ -108,3 +116,40 @@ async def test_a_report_with_invalid_arguments_is_validated_and_returned_to_the_
     trace = await errord.get_turn_trace("t")
     recorded = trace[-1].failure.decision
     assert recorded.correction == decision.correction
+
+
+async def test_a_blank_required_string_is_an_invalid_value_over_grpc(
+    errord: AsyncErrordClient,
+) -> None:
+    """Issue 17, seed 003's "No query provided": without minLength, a required string
+    of whitespace is refused; an optional one, or one the enum admits, is not."""
+    checked = await errord.validate_call("document_search", {"query": " \t", "note": ""})
+    assert not checked.valid
+    assert [(p.type, p.parameter, p.message) for p in checked.problems] == [
+        ("invalid_value", "query", "Parameter 'query' cannot be empty or only whitespace."),
+    ]
+    assert (checked.correction.type, checked.correction.parameter) == ("invalid_value", "query")
+    assert "Parameter: 'query'" in checked.llm_message
+    admitted = await errord.validate_call("document_search", {"query": "q4 report", "scope": ""})
+    assert admitted.valid
+
+
+async def test_a_reported_call_with_a_blank_required_string_is_returned_to_the_model(
+    errord: AsyncErrordClient,
+) -> None:
+    response = await errord.report_failure(
+        turn_id="blank",
+        call_id="c",
+        tool="document_search",
+        attempt=1,
+        http_status=400,
+        message="Bad Request",
+        arguments={"query": ""},
+    )
+    decision = response.decision
+    assert decision.action == pb.RECOVERY_ACTION_RETURN_TO_MODEL
+    assert [(p.type, p.parameter, p.message) for p in decision.correction.problems] == [
+        ("invalid_value", "query", "Parameter 'query' cannot be empty.")
+    ]
+    assert "Error Type: invalid_value\n" in decision.llm_message
+    assert "Parameter: 'query'" in decision.llm_message

@@ -19,12 +19,12 @@ What counts as valid (seeds 001 "Parameter Validation" and 003):
 - JSON Schema's own rules: ``integer`` is an integral number (``1.0`` is one),
   ``true`` is neither an integer nor a number, and parameters the schema does not
   name are allowed unless it says ``additionalProperties: false``.
-- A string that is empty or only whitespace where the schema asks ``minLength`` of
-  1 or more is an ``invalid_value`` ("cannot be empty"): stricter than JSON Schema
-  for whitespace, since ``"   "`` is how a model leaves a query empty. A required
-  string without ``minLength`` may be blank: required means present, a blank value
-  may mean something to the tool, and an author who means non-blank says
-  ``minLength: 1``.
+- A string that is empty or only whitespace is an ``invalid_value`` ("cannot be
+  empty") where the schema asks ``minLength`` of 1 or more, and where it is a
+  required property typed ``string`` whose schema does not admit it (``minLength:
+  0``, a matching ``pattern``, an ``enum`` or ``const`` holding it; schema/blank.py):
+  stricter than JSON Schema, since ``"   "`` is how a model leaves a query empty
+  (seed 003's "No query provided"). Optional strings and array items may be blank.
 - ``format`` is asserted for date, date-time, time, email, idn-email, ipv4, ipv6,
   uri, uuid and regex, by checks of errord's own (the same whichever optional
   packages are installed); any other format is an annotation only.

@@ -1,6 +1,6 @@
-"""errord's changes to jsonschema's keywords: required, dependentRequired, properties,
-minLength; and pattern, patternProperties, additionalProperties run by RE2 in linear time
-(regexes.py)."""
+"""errord's changes to jsonschema's keywords: required (and a required string left
+blank, blank.py), dependentRequired, properties, minLength; and pattern,
+patternProperties, additionalProperties run by RE2 in linear time (regexes.py)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,30 @@ from jsonschema import Draft3Validator, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import extend
 
+from errord.decide.schema.blank import BLANK, left_blank
 from errord.decide.schema.regexes import matches
 
 
 def _required(
-    validator: Validator, required: Any, instance: Any, schema: Any
+    validator: Any,  # a Validator; its stub lacks _resolver
+    required: Any,
+    instance: Any,
+    schema: Any,
 ) -> Iterator[ValidationError]:
-    """As jsonschema's, but each error's path names the missing property."""
+    """As jsonschema's, but each error's path names the missing property; and a
+    required string left blank where its schema does not admit it (blank.py) is an
+    error at the property."""
     if validator.is_type(instance, "object"):
         for name in required:
             if name not in instance:
                 yield ValidationError(f"{name!r} is a required property", path=(name,))
+            elif left_blank(instance[name], name, schema, validator._resolver):
+                yield ValidationError(
+                    f"{instance[name]!r} is blank",
+                    validator=BLANK,
+                    path=(name,),
+                    instance=instance[name],
+                )
 
 
 def _dependent_required(

@@ -10,6 +10,7 @@ from typing import Any, Final
 from jsonschema import ValidationError
 
 from errord.decide.redact import redact_json
+from errord.decide.schema.blank import BLANK, is_blank
 from errord.decide.schema.formats import FORMAT_EXAMPLES
 from errord.decide.schema.phrases import (
     ARTICLES,
@@ -150,17 +151,22 @@ _SIZES = {
 
 def _size(failure: Failure) -> Violation:
     instance = failure.instance
-    if failure.error.validator == "minLength" and not instance.strip():
-        blank = "" if instance == "" else " or only whitespace"
-        return failure.found(
-            ViolationKind.INVALID_VALUE,
-            f"{failure.subject} cannot be empty{blank}.",
-            "a non-empty string",
-        )
+    if failure.error.validator == "minLength" and is_blank(instance):
+        return _blank(failure)
     words, noun = _SIZES[str(failure.error.validator)]
     wanted = f"{words} {counted(failure.value, noun)}"
     message = f"{failure.subject} must have {wanted}, got {len(instance)}."
     return failure.found(ViolationKind.INVALID_LENGTH, message, wanted)
+
+
+def _blank(failure: Failure) -> Violation:
+    """A blank string where minLength, or a required parameter (blank.py), wants text."""
+    blank = "" if failure.instance == "" else " or only whitespace"
+    return failure.found(
+        ViolationKind.INVALID_VALUE,
+        f"{failure.subject} cannot be empty{blank}.",
+        "a non-empty string",
+    )
 
 
 def _pattern(failure: Failure) -> Violation:
@@ -292,6 +298,7 @@ DESCRIBERS: Final[dict[str, Callable[[Failure], Violation]]] = {
     **dict.fromkeys(_BOUNDS, _bound),
     "multipleOf": _multiple_of,
     **dict.fromkeys(_SIZES, _size),
+    BLANK: _blank,
     "pattern": _pattern,
     "format": _format,
     "uniqueItems": _unique,
@@ -306,7 +313,8 @@ DESCRIBERS: Final[dict[str, Callable[[Failure], Violation]]] = {
     "unevaluatedProperties": _unevaluated,
     "properties": _forbidden,
 }
-"""Violations by the failing keyword; missing and unexpected parameters are apart."""
+"""Violations by the failing keyword (or errord's ``BLANK`` rule); missing and
+unexpected parameters are apart."""
 
 
 def violation(failure: Failure) -> Violation:
