@@ -55,10 +55,11 @@ async def test_a_partial_result_is_used_when_the_tool_accepts_it(tmp_path: Path)
         (ToolManifest(name="pages"), PARTIAL),  # partial results not accepted
     ],
 )
-async def test_without_both_a_partial_result_and_its_acceptance_the_call_escalates(
+async def test_without_both_a_partial_result_and_its_acceptance_the_call_fails(
     tmp_path: Path, tool: ToolManifest, error: ToolFailure
 ) -> None:
-    assert (await decide(tmp_path, tool, error)).action is Action.ESCALATE
+    """A page that does not exist: nothing anyone can do would recover the call (FAIL)."""
+    assert (await decide(tmp_path, tool, error)).action is Action.FAIL
 
 
 async def test_the_default_result_stands_in(tmp_path: Path) -> None:

@@ -119,11 +119,11 @@ async def test_an_alternative_is_told_by_its_own_first_attempt(harness: Harness)
 
 async def test_a_decision_that_recovers_nothing_opens_no_episode(harness: Harness) -> None:
     await harness.handler.report_failure(failure(tool="backup", error=GONE))
-    [escalated] = await recorded(harness)
-    assert isinstance(escalated, FailureEvent)
-    assert escalated.decision.action is Action.ESCALATE
-    assert escalated.opens is None
-    assert escalated.closes is None
+    [failed] = await recorded(harness)
+    assert isinstance(failed, FailureEvent)
+    assert failed.decision.action is Action.FAIL  # an index that does not exist
+    assert failed.opens is None
+    assert failed.closes is None
 
 
 async def test_an_open_episode_is_closed_after_a_restart(harness: Harness) -> None:

@@ -207,7 +207,7 @@ def test_grpcurl_a_planned_turn_from_begin_to_end(errord: DaemonProcess) -> None
         tool="hotel_search",
         error={"http_status": 404, "message": "no such city"},
     )
-    assert decision["action"] == "RECOVERY_ACTION_ESCALATE"
+    assert decision["action"] == "RECOVERY_ACTION_FAIL"  # no such city: nobody can help
     assert decision["consequences"] == [
         {
             "call_id": "call_3",
@@ -238,7 +238,7 @@ def test_grpcurl_a_planned_turn_from_begin_to_end(errord: DaemonProcess) -> None
     assert summary["user_notice"] == (
         "Completed flight search, but hotel search failed and hotel reviews was skipped."
     )
-    assert summary["calls"][1]["detail"] == "attempt 1 of hotel_search failed; decided ESCALATE"
+    assert summary["calls"][1]["detail"] == "attempt 1 of hotel_search failed; decided FAIL"
     assert summary["calls"][1]["decisions"][0]["decision_id"] == decision["decision_id"]
 
 

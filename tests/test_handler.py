@@ -223,7 +223,7 @@ async def test_alternatives_that_point_at_each_other_do_not_loop(daemon: Harness
     first, _ = await handler.report_failure(failure(tool="search_a", error=GONE))
     second, _ = await handler.report_failure(failure(tool="search_b", error=GONE))
     assert (first.action, first.alternative_tool) == (Action.USE_ALTERNATIVE, "search_b")
-    assert second.action is Action.ESCALATE
+    assert second.action is Action.FAIL  # no alternative left for an index that does not exist
 
 
 async def test_alternatives_that_failed_before_a_restart_are_not_offered_again(
@@ -234,7 +234,7 @@ async def test_alternatives_that_failed_before_a_restart_are_not_offered_again(
     await handler.report_failure(failure(tool="search_a", error=GONE))
     handler = await daemon.restart()
     after_restart, _ = await handler.report_failure(failure(tool="search_b", error=GONE))
-    assert after_restart.action is Action.ESCALATE
+    assert after_restart.action is Action.FAIL
 
 
 async def test_a_repeated_key_with_a_different_error_is_a_conflict(daemon: Harness) -> None:

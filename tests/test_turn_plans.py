@@ -212,7 +212,7 @@ async def test_a_diamond_blocks_its_last_call_once(harness: Harness) -> None:
     )
     await harness.handler.begin_turn("t", None, None, plan)
     decision, _ = await harness.handler.report_failure(failure("A", "geocode"))
-    assert decision.action is Action.ESCALATE  # A itself is required
+    assert decision.action is Action.FAIL  # A is required, but no city of that name exists
     assert [(c.call_id, c.action, c.blocked_by) for c in decision.consequences] == [
         ("B", Action.USE_DEFAULT, "A"),
         ("C", Action.SKIP, "A"),
@@ -244,7 +244,7 @@ async def test_the_plan_says_whether_a_call_is_optional_and_what_its_default_is(
     assert (skipped.action, defaulted.action, required.action) == (
         Action.SKIP,
         Action.USE_DEFAULT,
-        Action.ESCALATE,  # news's manifest calls it optional; the plan says otherwise
+        Action.FAIL,  # news's manifest calls it optional (SKIP); the plan says otherwise
     )
     assert defaulted.default_value is None
     assert "its default result stands in for it: null" in defaulted.llm_message

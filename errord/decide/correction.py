@@ -88,11 +88,11 @@ def argument_correction(
 ) -> Correction:
     """The correction of a call to ``tool`` whose arguments have ``problems`` (the first
     says what to fix), or that failed with ``message`` when errord found none."""
+    parameter = corrected_parameter(problems, message, schema)
     if problems:
-        kind, parameter, message = problems[0].kind, problems[0].parameter, problems[0].message
+        kind, message = problems[0].kind, problems[0].message
     else:
         kind = stated_kind(message)
-        parameter = named_parameter(message, _properties(schema))
     return Correction(
         kind=kind,
         message=message,
@@ -103,6 +103,16 @@ def argument_correction(
         problems=problems,
         corrections_left=corrections_left,
     )
+
+
+def corrected_parameter(
+    problems: tuple[ParameterProblem, ...], message: str, schema: Mapping[str, JSONValue] | None
+) -> str:
+    """The parameter the model must correct first: the first schema violation's, else the
+    one ``message`` names; empty when neither says."""
+    if problems:
+        return problems[0].parameter
+    return named_parameter(message, _properties(schema))
 
 
 def problems_of(

@@ -29,6 +29,7 @@ from errord.decide.events import (
 )
 from errord.decide.memory import MemoryStats, recall
 from errord.decide.messages import compose, consequence_reasons, correction_message
+from errord.decide.mistake import mistake_key
 from errord.decide.model import (
     CLOSED_BREAKER,
     Action,
@@ -104,6 +105,11 @@ class TurnHistory(Protocol):
 
     @property
     def retry_budget(self) -> RetryBudget | None: ...
+
+    @property
+    def corrections(self) -> int: ...
+
+    def told(self, mistake: str) -> int: ...
 
     @property
     def plan(self) -> tuple[PlannedCall, ...]: ...
@@ -202,6 +208,8 @@ class Engine:
         validator = manifests.validators.for_tool(report.tool)
         error = signature(classification.code, report.error.message)
         memory = recall(memory_of(report.tool, error.key), now)
+        problems = _problems(report, classification.code, validator)
+        mistake = mistake_key(report, error, problems, manifest.parameters)
         context = DecisionContext(
             report=report,
             classification=classification,
@@ -217,11 +225,11 @@ class Engine:
                 failed_tools=failed | {report.tool},
                 corrections=call.corrections if call is not None else 0,
             ),
-            turn=_turn_part(report, turn),
+            turn=_turn_part(report, turn, mistake),
             now=now,
             breaker=BreakerPart(stepped.state, _open_tools(manifest.alternatives, breaker_of, now)),
             plan=_plan_part(report.call_id, manifest, turn, manifests),
-            problems=_problems(report, classification.code, validator),
+            problems=problems,
             memory=memory,
         )
         verdict = self._policy.decide(context)
@@ -236,6 +244,7 @@ class Engine:
             decision=decision,
             opens=_opened(context, decision, manifests, error),
             closes=_closed(call, report.tool, report.attempt, EpisodeOutcome.FAILED, now),
+            mistake=mistake if decision.action is Action.RETURN_TO_MODEL else "",
         )
         return Decided(
             decision,
@@ -312,8 +321,11 @@ class Engine:
         self, context: DecisionContext, verdict: Verdict, manifests: ManifestSnapshot
     ) -> Decision:
         correction = None
-        if verdict.action is Action.RETURN_TO_MODEL or verdict.corrections_spent:
+        if verdict.action is Action.RETURN_TO_MODEL:
             correction = correction_for(context, verdict.corrections_left)
+        elif verdict.corrections_spent is not None:
+            # What was wrong, for the user's sake; no hint to call again, which is over.
+            correction = structs.replace(correction_for(context, 0), retry_hint="")
         messages = compose(context, verdict, correction, self._message_format)
         report = context.report
         return Decision(
@@ -350,7 +362,7 @@ class Engine:
         )
 
 
-def _turn_part(report: FailureReport, turn: TurnHistory | None) -> TurnPart:
+def _turn_part(report: FailureReport, turn: TurnHistory | None, mistake: str) -> TurnPart:
     if turn is None:
         return TurnPart()
     calls = len(turn.calls) + (report.call_id not in turn.calls)
@@ -360,6 +372,8 @@ def _turn_part(report: FailureReport, turn: TurnHistory | None) -> TurnPart:
         retries=turn.retries,
         deadline=turn.deadline,
         retry_budget=turn.retry_budget,
+        corrections=turn.corrections,
+        told=turn.told(mistake) if mistake else 0,
     )
 
 

@@ -79,6 +79,9 @@ class FailureEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.FAILURE.valu
     """The episode the decision begins: a RETRY, or the alternative tool."""
     closes: ClosedEpisode | None = None
     """The episode this failure ends: the attempt an earlier decision's recovery made."""
+    mistake: str = ""
+    """The model's mistake a RETURN_TO_MODEL hands back to it (errord.decide.mistake), as
+    the turn counts it; empty for any other decision, and in events recorded before."""
 
 
 class OutcomeEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.OUTCOME.value):

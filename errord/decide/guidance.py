@@ -32,6 +32,24 @@ _NO_MORE_CORRECTIONS = (
     "wrong."
 )
 _UNKNOWN_TOOL = "There is no tool named {tool}. Call one of the available tools instead."
+_FAILED = (
+    "Nothing can recover this call: do not call {tool} again in this turn. Continue without "
+    "its result, and tell the user what could not be done."
+)
+_NO_MORE_CORRECTIONS_OPTIONAL = (
+    "Your call to {tool} was invalid again, and this call may not be corrected any more. "
+    "Do not call {tool} again in this turn; it is optional, so continue without its result."
+)
+_TOLD_BEFORE = (
+    "You were already told {told} in this turn how to correct this mistake in calls to "
+    "{tool}, and made it again. Do not call {tool} again in this turn; "
+)
+_NO_BUDGET = (
+    "Your call to {tool} was invalid, and the turn has no retries left to correct it. "
+    "Do not call {tool} again in this turn; "
+)
+_ASK_THE_USER = "tell the user what information is missing or wrong."
+_GO_ON_OPTIONAL = "it is optional, so continue without its result."
 
 LLM_GUIDANCE: dict[tuple[Action, Cause], str] = {
     (Action.RETRY, Cause.TRANSIENT): (
@@ -51,6 +69,11 @@ LLM_GUIDANCE: dict[tuple[Action, Cause], str] = {
     (Action.ESCALATE, Cause.AUTH): _PERMANENT + _GO_ON,
     (Action.ESCALATE, Cause.CALLER): _NO_MORE_CORRECTIONS,
     (Action.ESCALATE, Cause.UNKNOWN_TOOL): _NO_MORE_CORRECTIONS,
+    (Action.FAIL, Cause.TRANSIENT): _FAILED,
+    (Action.FAIL, Cause.PERMANENT): _FAILED,
+    (Action.FAIL, Cause.AUTH): _FAILED,
+    (Action.FAIL, Cause.CALLER): _NO_MORE_CORRECTIONS_OPTIONAL,
+    (Action.FAIL, Cause.UNKNOWN_TOOL): _NO_MORE_CORRECTIONS_OPTIONAL,
 }
 """What the model should do next, keyed on the action and the kind of failure."""
 
@@ -88,6 +111,10 @@ LLM_GUIDANCE_DETAIL: dict[tuple[Action, str], str] = {
         "{tool} could not finish before the turn's deadline. Continue with the results you "
         "have, and say that this one is missing."
     ),
+    (Action.ESCALATE, "repeated"): _TOLD_BEFORE + _ASK_THE_USER,
+    (Action.FAIL, "repeated"): _TOLD_BEFORE + _GO_ON_OPTIONAL,
+    (Action.ESCALATE, "budget"): _NO_BUDGET + _ASK_THE_USER,
+    (Action.FAIL, "budget"): _NO_BUDGET + _GO_ON_OPTIONAL,
 }
 """What the model should do next, where a variant of the action (``reason_detail``)
 asks for other words."""
@@ -161,9 +188,13 @@ def _note(context: DecisionContext, verdict: Verdict) -> str:
     refusal = verdict.refusal
     if refusal is not None and refusal.kind is RefusalKind.BREAKER_OPEN:
         return BREAKER_NOTE
-    if verdict.action in (Action.RETURN_TO_MODEL, Action.ESCALATE) and _callers_fault(context):
+    if verdict.action in CORRECTING and _callers_fault(context):
         return ""
     return CODE_NOTES.get(context.classification.code, "")
+
+
+CORRECTING = (Action.RETURN_TO_MODEL, Action.ESCALATE, Action.FAIL)
+"""Actions whose message, for a call the model got wrong, speaks of the call itself."""
 
 
 def _callers_fault(context: DecisionContext) -> bool:

@@ -277,7 +277,9 @@ class Refusal(Record, frozen=True):
     attempt: int = 0
     """The attempt that failed (ATTEMPTS_EXHAUSTED)."""
     granted: int = 0
-    """Retries the turn was granted already (RETRY_BUDGET_SPENT)."""
+    """Retries the turn was granted already, corrections included (RETRY_BUDGET_SPENT)."""
+    corrected: int = 0
+    """Of those, corrections: failures handed back to the model (RETRY_BUDGET_SPENT)."""
     recovered: float = 0.0
     """Similar failures retries recovered, decayed (RETRIES_NEVER_FIX)."""
     tried: float = 0.0
@@ -439,8 +441,8 @@ class Decision(Record, frozen=True):
     default_value: JSONValue | None = None
     """The tool's default result (USE_DEFAULT)."""
     correction: Correction | None = None
-    """What the model must correct (RETURN_TO_MODEL, and an ESCALATE after the last
-    correction allowed)."""
+    """What the model must correct (RETURN_TO_MODEL, and an ESCALATE or FAIL after the
+    last correction allowed)."""
     recalled: tuple[Recalled, ...] = ()
     """The episodic-memory evidence the decision read, per recovery of this error."""
 

@@ -94,6 +94,12 @@ class TurnPart:
     """When the turn must be done; None when it has no deadline."""
     retry_budget: RetryBudget | None = None
     """The turn's own retry budget; None for the daemon's."""
+    corrections: int = 0
+    """RETURN_TO_MODEL decisions the turn's calls were given so far: each spends the
+    turn's retry budget as a retry does."""
+    told: int = 0
+    """Times the model was already handed this failure's mistake (errord.decide.mistake)
+    in this turn, under any call id; 0 for a failure the model did not cause."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,13 +166,26 @@ class Verdict:
     """What the decision means for other calls of the turn."""
     escalated_for: str = ""
     """The required call, waiting on this one, that made the decision ESCALATE rather
-    than SKIP."""
-    corrections_spent: bool = False
-    """ESCALATE because the model already had its corrections of this call."""
+    than SKIP (or than FAIL, for an optional call out of corrections)."""
+    corrections_spent: CorrectionsSpent | None = None
+    """Why a failure the model caused was not handed back to it again (ESCALATE, FAIL)."""
     corrections_left: int = 0
     """Corrections of the call the policy allows after this RETURN_TO_MODEL."""
     paced: Pacing | None = None
     """How episodic memory changed this RETRY's delay."""
+
+
+class CorrectionsSpent(Enum):
+    """Why the model may not correct its call again; the value names the variant of the
+    decision's texts (errord.decide.wording.reason_detail)."""
+
+    CALL = "corrections"
+    """The call had its corrections."""
+    MISTAKE = "repeated"
+    """The model was told of the same mistake of the tool in this turn as often as
+    allowed, under any call id: a model that re-issues the bad call under fresh ids."""
+    BUDGET = "budget"
+    """The turn's retry budget is spent, and a correction spends it as a retry does."""
 
 
 # Backoff: the delay before the next attempt.
@@ -328,20 +347,32 @@ class BreakerOpen(RetryGate):
 
 
 class TurnRetryBudgetSpent(RetryGate):
-    """No more retries than the turn's retry budget allows (reserved before the commit, as
-    every decision's state is, so concurrent calls of a turn share one budget)."""
+    """No more retries than the turn's retry budget allows, corrections of the model's
+    calls counted as retries (reserved before the commit, as every decision's state is, so
+    concurrent calls of a turn share one budget)."""
 
     def __init__(self, budget: RetryBudget | None) -> None:
         self.budget = budget
         """The daemon's budget, for turns without their own; None for none."""
 
     def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
-        turn = context.turn
-        budget = turn.retry_budget or self.budget
-        allowed = None if budget is None else budget.allows(turn.calls)
-        if allowed is not None and turn.retries >= allowed:
-            return Refusal(kind=RefusalKind.RETRY_BUDGET_SPENT, limit=allowed, granted=turn.retries)
-        return None
+        return budget_spent(context.turn, self.budget)
+
+
+def budget_spent(turn: TurnPart, budget: RetryBudget | None) -> Refusal | None:
+    """The refusal of a turn whose retries and corrections spent its retry budget (its own,
+    else ``budget``); None while some is left."""
+    budget = turn.retry_budget or budget
+    allowed = None if budget is None else budget.allows(turn.calls)
+    spent = turn.retries + turn.corrections
+    if allowed is not None and spent >= allowed:
+        return Refusal(
+            kind=RefusalKind.RETRY_BUDGET_SPENT,
+            limit=allowed,
+            granted=spent,
+            corrected=turn.corrections,
+        )
+    return None
 
 
 class RetriesNeverFix(RetryGate):
@@ -445,19 +476,37 @@ def model_caused(context: DecisionContext) -> bool:
 
 class ReturnToModel(Fallback):
     """A failure the model caused goes back to it to correct its call, at most ``limit``
-    times per call, and then escalates: an alternative tool, a default or a skip does
-    not fix the model's own call (seed 003)."""
+    times per call and ``limit`` times per mistake in a turn (the same mistake of the same
+    tool under any call id), each spending the turn's retry budget (its own, else
+    ``budget``) as a retry does. Then it escalates, or fails when the call is optional:
+    an alternative tool, a default or a skip does not fix the model's own call (seed 003),
+    yet a turn can go on without an optional call."""
 
-    def __init__(self, limit: int = 2) -> None:
+    def __init__(self, limit: int = 2, budget: RetryBudget | None = None) -> None:
         self.limit = limit
+        self.budget = budget
+        """The daemon's budget, for turns without their own; None for none."""
 
     def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
         if not model_caused(context):
             return None
-        if context.call.corrections < self.limit:
-            left = self.limit - context.call.corrections - 1
+        spent, budget = self.spent(context)
+        if spent is None:
+            told = max(context.call.corrections, context.turn.told)
+            left = self.limit - told - 1
             return Verdict(Action.RETURN_TO_MODEL, refusal, corrections_left=left)
-        return Verdict(Action.ESCALATE, refusal, corrections_spent=True)
+        action = Action.FAIL if context.plan.optional else Action.ESCALATE
+        return Verdict(action, budget or refusal, corrections_spent=spent)
+
+    def spent(self, context: DecisionContext) -> tuple[CorrectionsSpent | None, Refusal | None]:
+        """Why the model may not correct the call again, with the budget's refusal when
+        the budget is why; (None, None) when it may."""
+        if context.call.corrections >= self.limit:
+            return CorrectionsSpent.CALL, None
+        if context.turn.told >= self.limit:
+            return CorrectionsSpent.MISTAKE, None
+        budget = budget_spent(context.turn, self.budget)
+        return (None, None) if budget is None else (CorrectionsSpent.BUDGET, budget)
 
 
 class UseAlternative(Fallback):
@@ -561,6 +610,24 @@ class SkipOptional(Fallback):
         return Verdict(Action.SKIP, refusal) if context.plan.optional else None
 
 
+UNRECOVERABLE = frozenset({ErrorCode.NOT_FOUND, ErrorCode.UNSUPPORTED})
+"""Codes of permanent failures that nothing anyone can do now would recover: what the
+call asked for does not exist, or its tool cannot do it."""
+
+
+class FailUnrecoverable(Fallback):
+    """Fail gracefully (seed 004 section 6.1) when nothing anyone can do now would recover
+    the call: a permanent NOT_FOUND or UNSUPPORTED. A person can act on every other
+    failure (credentials, permissions, an exhausted quota, a transient trouble to try again
+    later, a tool whose effects must be checked): it escalates."""
+
+    def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
+        classification = context.classification
+        if classification.error_class is not ErrorClass.PERMANENT:
+            return None
+        return Verdict(Action.FAIL, refusal) if classification.code in UNRECOVERABLE else None
+
+
 class Escalate(Fallback):
     """Hand the failure to the user; always applies."""
 
@@ -596,18 +663,27 @@ class RecoveryPolicy:
 def with_cascade(context: DecisionContext, verdict: Verdict) -> Verdict:
     """``verdict`` with what it means for the calls waiting on this one, when the call
     ends without a result: they are skipped or given their defaults, and a required one
-    that cannot run makes a SKIP an ESCALATE (seed 004 section 5)."""
+    that cannot run makes a SKIP (or the FAIL of an optional call out of corrections) an
+    ESCALATE (seed 004 section 5)."""
     if not context.plan.waiting or verdict.action not in WITHOUT_RESULT:
         return verdict
     refusal = verdict.refusal
     out_of_time = refusal is not None and refusal.kind is RefusalKind.DEADLINE
     consequences = cascade(context.report.call_id, context.plan.waiting, out_of_time=out_of_time)
     blocked = next((c.call_id for c in consequences if c.action is Action.ESCALATE), "")
-    if blocked and verdict.action is Action.SKIP:
+    if blocked and can_do_without(verdict):
         return replace(
             verdict, action=Action.ESCALATE, consequences=consequences, escalated_for=blocked
         )
     return replace(verdict, consequences=consequences)
+
+
+def can_do_without(verdict: Verdict) -> bool:
+    """True for a verdict that ends the call without a result because the turn can go on
+    without it: a SKIP, or the FAIL of an optional call the model could not correct."""
+    if verdict.action is Action.SKIP:
+        return True
+    return verdict.action is Action.FAIL and verdict.corrections_spent is not None
 
 
 def default_policy(
@@ -622,10 +698,12 @@ def default_policy(
     its half-open probe taken), retries of this error never having fixed it, too close to
     the turn's deadline, the turn's retry budget spent (its own, else ``budget``), out of
     attempts, asked to wait too long or out of retry time; else, for a failure the model
-    caused, back to the model (``corrections`` times per call, then escalate); else an
+    caused, back to the model (``corrections`` times per call and per mistake in a turn,
+    within the turn's retry budget; then escalate, or fail an optional call); else an
     alternative, else wait for the probe, else the partial result, the default result or
-    (out of time, or for an optional call) no result, else escalate; and the calls waiting
-    on one that ends without a result are skipped, given their defaults, or escalate."""
+    (out of time, or for an optional call) no result, else fail what nothing can recover,
+    else escalate; and the calls waiting on one that ends without a result are skipped,
+    given their defaults, or escalate."""
     limits = (
         DeadlineTooClose()
         | TurnRetryBudgetSpent(budget)
@@ -641,13 +719,14 @@ def default_policy(
         | RetriesNeverFix(min_episodes)
         | limits,
         fallbacks=(
-            ReturnToModel(corrections),
+            ReturnToModel(corrections, budget),
             UseAlternative(min_episodes),
             AwaitProbe(limits),
             ContinuePartial(),
             UseDefault(),
             SkipOutOfTime(),
             SkipOptional(),
+            FailUnrecoverable(),
             Escalate(),
         ),
     )

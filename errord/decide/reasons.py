@@ -61,6 +61,31 @@ REASONS: dict[tuple[Action, str], str] = {
         "No retry: {refusal}; the model already had its {correction_limit} corrections of "
         "this call, escalating."
     ),
+    (Action.ESCALATE, "repeated"): (
+        "No retry: {refusal}; the model was already told {told} in this turn how to correct "
+        "this mistake in its calls to {tool}, escalating."
+    ),
+    (Action.ESCALATE, "budget"): (
+        "No retry: {refusal}; a correction would spend it as a retry does, so the model may "
+        "not correct the call: escalating."
+    ),
+    (Action.FAIL, ""): (
+        "No retry: {refusal};{unusable_clause} {unrecoverable}, and nothing anyone can do now "
+        "would change that: the call fails, and the turn goes on without it."
+    ),
+    (Action.FAIL, "corrections"): (
+        "No retry: {refusal}; the model already had its {correction_limit} corrections of "
+        "this call, which is optional: it fails, and the turn goes on without it."
+    ),
+    (Action.FAIL, "repeated"): (
+        "No retry: {refusal}; the model was already told {told} in this turn how to correct "
+        "this mistake in its calls to {tool}, and this call is optional: it fails, and the "
+        "turn goes on without it."
+    ),
+    (Action.FAIL, "budget"): (
+        "No retry: {refusal}; a correction would spend it as a retry does, so the model may "
+        "not correct the call, which is optional: it fails, and the turn goes on without it."
+    ),
 }
 """The decision's reason, keyed on the action and on a detail of it (``reason_detail``)."""
 

@@ -3,7 +3,8 @@
 The user reads the tool's label ("flight search"), never its name, code or
 limits. A retry, giving up, and a switch away from a tool whose circuit breaker
 is open are worded by the kind of trouble (seed 000); every other action by the
-action alone, and the variants of an action that ask for other words by both.
+action alone, and the variants of an action that ask for other words by both. A
+call that fails says what could not be done and that the rest of the turn goes on.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class Trouble(Enum):
     VALIDATION = "validation"
     CIRCUIT_OPEN = "circuit_open"
     UNAVAILABLE = "unavailable"
+    NOT_FOUND = "not_found"
+    UNSUPPORTED = "unsupported"
     OTHER = "other"
 
 
@@ -37,6 +40,8 @@ TROUBLE_BY_CODE = {
     ErrorCode.SCHEMA_VIOLATION: Trouble.VALIDATION,
     ErrorCode.TOOL_NOT_FOUND: Trouble.VALIDATION,
     ErrorCode.UNAVAILABLE: Trouble.UNAVAILABLE,
+    ErrorCode.NOT_FOUND: Trouble.NOT_FOUND,
+    ErrorCode.UNSUPPORTED: Trouble.UNSUPPORTED,
 }
 """The trouble of a failure's code, unless a circuit breaker is the trouble; OTHER else."""
 
@@ -66,8 +71,21 @@ USER_GIVING_UP: dict[Trouble, str] = {
     Trouble.CIRCUIT_OPEN: "{Label} is temporarily unavailable; please try again in a little while.",
     Trouble.UNAVAILABLE: "{Label} is temporarily unavailable; please try again later.",
 }
-"""What the user reads when errord gives up (ESCALATE, FAIL), by the trouble; for any
-other trouble, whether the failure is permanent decides."""
+"""What the user reads when errord gives up on a call someone can act on (ESCALATE), by
+the trouble; for any other trouble, whether the failure is permanent decides."""
+
+USER_FAILED: dict[Trouble, str] = {
+    Trouble.VALIDATION: "The request to {label} couldn't be completed as asked",
+    Trouble.NOT_FOUND: "{Label} couldn't find what was asked for",
+    Trouble.UNSUPPORTED: "{Label} can't do what was asked",
+}
+"""What could not be done, when nothing can recover the call (FAIL), by the trouble;
+"{Label} couldn't complete its part of the request" for any other."""
+
+FAILED_AND_GOING_ON = "; continuing with the rest of the request."
+FAILED_AND_BLOCKING = ", and other steps of this request can't go on without it."
+"""How the user's message of a FAIL ends: the rest of the turn goes on, or a required call
+waits on this one."""
 
 USER_MESSAGES: dict[Action, str] = {
     Action.RETRY: "{Label} hit a temporary problem; trying again.",
@@ -99,13 +117,22 @@ def user_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> 
         return USER_RETRYING[trouble].format_map(fields)
     if verdict.action is Action.USE_ALTERNATIVE and trouble is Trouble.CIRCUIT_OPEN:
         return "{Label} is temporarily unavailable; trying another way.".format_map(fields)
-    if verdict.action in (Action.ESCALATE, Action.FAIL):
+    if verdict.action is Action.FAIL:
+        return failed_message(verdict, trouble, fields)
+    if verdict.action is Action.ESCALATE:
         if trouble in USER_GIVING_UP:
             return USER_GIVING_UP[trouble].format_map(fields)
         if context.classification.error_class is ErrorClass.PERMANENT:
             return "{Label} can't complete this request.".format_map(fields)
         return "{Label} is unavailable right now; please try again later.".format_map(fields)
     return USER_MESSAGES[verdict.action].format_map(fields)
+
+
+def failed_message(verdict: Verdict, trouble: Trouble, fields: Fields) -> str:
+    """What could not be done, and whether the rest of the turn goes on."""
+    what = USER_FAILED.get(trouble, "{Label} couldn't complete its part of the request")
+    blocking = any(each.action is Action.ESCALATE for each in verdict.consequences)
+    return (what + (FAILED_AND_BLOCKING if blocking else FAILED_AND_GOING_ON)).format_map(fields)
 
 
 def user_trouble(context: DecisionContext, verdict: Verdict) -> Trouble:

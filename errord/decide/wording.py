@@ -61,22 +61,29 @@ def cause(context: DecisionContext) -> Cause:
 
 def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
     """Which variant of the action's reason applies: for RETRY, whether it is a half-open
-    breaker's probe, waits for it, or waits as the tool asked; for ESCALATE, whether the
-    tool has alternatives (none usable) or a required call waits on this one; for SKIP,
-    whether the turn is out of time."""
+    breaker's probe, waits for it, or waits as the tool asked; for ESCALATE and FAIL,
+    whether a required call waits on this one, or why the model may not correct its call
+    again (errord.decide.policy.CorrectionsSpent), or (ESCALATE) whether the tool has
+    alternatives, none usable; for SKIP, whether the turn is out of time."""
     if verdict.action is Action.RETRY:
         role = probe_role(context, verdict)
         return role or ("asked" if requested_delay(context) is not None else "")
-    if verdict.action is Action.ESCALATE:
+    if verdict.action in GIVING_UP:
         if verdict.escalated_for:
             return "blocked"
-        if verdict.corrections_spent:
-            return "corrections"
+        if verdict.corrections_spent is not None:
+            return verdict.corrections_spent.value
+        if verdict.action is Action.FAIL:
+            return ""
         return "alternatives" if context.manifest.alternatives else ""
     refusal = verdict.refusal
     if verdict.action is Action.SKIP and refusal and refusal.kind is RefusalKind.DEADLINE:
         return "deadline"
     return ""
+
+
+GIVING_UP = (Action.ESCALATE, Action.FAIL)
+"""Actions that end a call without a result and without a way on for it."""
 
 
 def clip(text: str, limit: int = ECHOED_ERROR_LENGTH) -> str:
@@ -128,7 +135,7 @@ REFUSALS: dict[RefusalKind, str] = {
     RefusalKind.DEADLINE: "{deadline_clause}",
     RefusalKind.RETRY_BUDGET_SPENT: (
         "the turn's retry budget is spent: its calls were granted {granted} of the {limit} "
-        "retries it allows"
+        "retries it allows{corrected_clause}"
     ),
     RefusalKind.BREAKER_PROBING: (
         "the circuit breaker of {tool} is half-open and its one probe is in flight for up to "
@@ -154,11 +161,21 @@ def _refusal_fields(context: DecisionContext, refusal: Refusal) -> dict[str, obj
         "spent_ms": milliseconds(refusal.spent),
         "wait_ms": milliseconds(refusal.wait),
         "granted": refusal.granted,
+        "corrected_clause": _corrected_clause(refusal.corrected),
         "recovered": round(refusal.recovered),
         "tried": round(refusal.tried),
         "deadline_clause": _deadline_clause(context, refusal),
         "half_opens": _half_opens(context, refusal),
     }
+
+
+def _corrected_clause(corrected: int) -> str:
+    """Which of the retries a turn was granted were corrections of the model's calls."""
+    if corrected == 0:
+        return ""
+    if corrected == 1:
+        return " (1 of them a correction of the model's call)"
+    return f" ({corrected} of them corrections of the model's calls)"
 
 
 def _half_opens(context: DecisionContext, refusal: Refusal) -> str:
@@ -197,10 +214,15 @@ def _unusable_alternatives(context: DecisionContext, verdict: Verdict) -> str:
     return "; ".join(described)
 
 
+def _corrections_told(context: DecisionContext) -> int:
+    """Times the model was handed this call's error, or this mistake in the turn: the more."""
+    return max(context.call.corrections, context.turn.told)
+
+
 def _correction_limit(context: DecisionContext, verdict: Verdict) -> int:
     """The corrections the policy allows a call, as this decision shows it."""
     if verdict.action is Action.RETURN_TO_MODEL:
-        return context.call.corrections + 1 + verdict.corrections_left
+        return _corrections_told(context) + 1 + verdict.corrections_left
     return context.call.corrections
 
 
@@ -209,6 +231,22 @@ def _corrections_clause(context: DecisionContext, verdict: Verdict) -> str:
     if left == 0:
         return " (this is the last correction allowed for this call)"
     return f" ({left} more correction{'s' if left > 1 else ''} allowed for this call)"
+
+
+UNRECOVERABLE_WORDS = {
+    ErrorCode.NOT_FOUND: "what the call asked for does not exist",
+    ErrorCode.UNSUPPORTED: "{tool} does not support what the call asked for",
+}
+"""Why nothing anyone can do now would recover a call that FAILs, by its code."""
+
+
+def _unrecoverable(context: DecisionContext) -> str:
+    words = UNRECOVERABLE_WORDS.get(context.classification.code, "the call cannot be recovered")
+    return words.format(tool=context.report.tool)
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
 
 
 def _capitalized(text: str) -> str:
@@ -229,7 +267,9 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     "escalated_for": lambda context, verdict: verdict.escalated_for,
     "label": lambda context, verdict: label(context.report.tool),
     "Label": lambda context, verdict: _capitalized(label(context.report.tool)),
-    "correction_number": lambda context, verdict: context.call.corrections + 1,
+    "correction_number": lambda context, verdict: _corrections_told(context) + 1,
+    "told": lambda context, verdict: _times(context.turn.told),
+    "unrecoverable": lambda context, verdict: _unrecoverable(context),
     "correction_limit": _correction_limit,
     "corrections_clause": _corrections_clause,
     "pacing_clause": lambda context, verdict: _pacing_clause(context, verdict),

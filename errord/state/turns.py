@@ -1,5 +1,6 @@
 """Per-turn state: when each turn began and ended, its plan, where each of its calls stands,
-the retries it was granted.
+the retries and corrections it was granted, and how often the model was handed each of its
+mistakes.
 
 A turn begins with TurnBegan; a turn whose events predate that kind (a
 migrated database) begins with its first event.
@@ -37,6 +38,12 @@ class TurnState(Struct, frozen=True, omit_defaults=True, gc=False):
     strings, unlike a frozenset, is left alone by the garbage collector.)"""
     retries: int = 0
     """RETRY decisions granted to the turn's calls: what its retry budget counts."""
+    corrections: int = 0
+    """RETURN_TO_MODEL decisions on the turn's calls: its retry budget counts them too."""
+    mistakes: dict[str, int] | None = None
+    """Per mistake of the model (errord.decide.mistake), the RETURN_TO_MODEL decisions
+    that handed it back, under any call id: what the per-turn bound on corrections counts.
+    None until the first (most turns have none: no dict for them)."""
     deadline: datetime | None = None
     """When the turn must be done; None for a turn recorded before deadlines existed."""
     retry_budget: RetryBudget | None = None
@@ -51,12 +58,16 @@ class TurnState(Struct, frozen=True, omit_defaults=True, gc=False):
     events: int = 0
     """Trace events of the turn so far (what max_turn_events bounds)."""
 
+    def told(self, mistake: str) -> int:
+        """Times the model was handed ``mistake`` in this turn."""
+        return self.mistakes.get(mistake, 0) if self.mistakes else 0
+
 
 class TurnFold(EachEvent[str, TurnState]):
     """Folds a turn's events into its state."""
 
     name = "turn"
-    version = 5
+    version = 6
     key_type = str
     state_type = TurnState
 
@@ -120,4 +131,16 @@ def _decided(state: TurnState, event: FailureEvent) -> TurnState:
             blocked_by=consequence.blocked_by,
         )
     retried = decision.action is Action.RETRY
-    return structs.replace(state, calls=calls, retries=state.retries + retried, progress=progress)
+    changed = structs.replace(
+        state, calls=calls, retries=state.retries + retried, progress=progress
+    )
+    return _corrected(changed, event) if decision.action is Action.RETURN_TO_MODEL else changed
+
+
+def _corrected(state: TurnState, event: FailureEvent) -> TurnState:
+    """``state`` with one more correction, of ``event``'s mistake (an event recorded before
+    mistakes were is counted in the total only)."""
+    mistakes = state.mistakes
+    if event.mistake:
+        mistakes = {**(mistakes or {}), event.mistake: state.told(event.mistake) + 1}
+    return structs.replace(state, corrections=state.corrections + 1, mistakes=mistakes)
