@@ -24,7 +24,8 @@
 
     turn_deadline_seconds = 300.0       # a turn's deadline when BeginTurn gives none
 
-    # Errors the model caused go back to it this many times per call, then escalate.
+    # Errors the model caused go back to it this many times per call and per mistake in a
+    # turn, then escalate (or fail, for an optional call).
     model_corrections = 2
     llm_message_format = "text"         # "text" (seed 002's block) or "json" (seed 003's fields)
 
@@ -33,7 +34,7 @@
     memory_max_errors = 100000          # errors (tool and signature) memory holds at most
     memory_max_age_seconds = 86400      # an error not seen for this long is forgotten
 
-    # Retries one turn's calls may be granted in all; no budget when neither is set.
+    # Retries and corrections one turn's calls may be granted in all; no budget unless set.
     turn_retry_budget = 10              # at most this many
     turn_retry_budget_share = 1.0       # at most this many per call of the turn, rounded up
 
@@ -172,7 +173,8 @@ class Settings:
     turn_retry_budget_share: float | None = None
     """Retries per call of a turn, rounded up; None for no share."""
     model_corrections: int = 2
-    """Times per call a failure the model caused goes back to it before ESCALATE."""
+    """Times per call, and per mistake in a turn, a failure the model caused goes back to it
+    before ESCALATE (or FAIL, for an optional call)."""
     llm_message_format: str = "text"
     """How llm_message is laid out: text or json."""
     memory_min_episodes: float = 5.0
