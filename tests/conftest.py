@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from errord.app import serve
 from errord.config import Settings
@@ -24,6 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CLIENT_SOURCE = ROOT / "clients" / "python" / "src"
 SERVING = re.compile(r"serving on (\S+),")
 START_TIMEOUT = 30.0
+
+# Property tests run beside daemons on two shared cores: an example's wall time says
+# nothing of its correctness, so no deadline and no too-slow health check.
+settings.register_profile("loaded", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("loaded")
 
 
 @dataclass
