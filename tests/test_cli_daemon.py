@@ -494,6 +494,27 @@ def test_tail_resumes_after_the_last_sequence_when_dropped_for_falling_behind(
     )
 
 
+def test_tail_prints_each_event_of_a_response_that_holds_several(
+    fake_errord: FakeErrord, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The daemon sends the events that came while a response was written together, in
+    ``events``; tail prints them one a line, and resumes after the last of them."""
+
+    def watch(request: pb.WatchTraceRequest, context: Any) -> Iterator[pb.WatchTraceResponse]:
+        if len(fake_errord.watches) == 1:
+            yield from watched(5)
+            yield pb.WatchTraceResponse(events=[r.event for r in watched(6, 7, 8)])
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "the watcher fell behind")
+        else:
+            yield from watched(request.after_sequence + 1)
+
+    fake_errord.watch = watch
+    assert main(["tail", "--target", fake_errord.address, "--json"]) == 0
+    assert [request.after_sequence for request in fake_errord.watches] == [0, 8]
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["event"]["sequence"] for line in lines] == ["5", "6", "7", "8", "9"]
+
+
 def test_tail_gives_up_when_dropped_again_and_again_without_an_event(
     fake_errord: FakeErrord, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -57,15 +57,17 @@ def turn_events(daemon: Daemon, turn_id: str) -> list[pb.TraceEvent]:
 def tail(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
     """Each event as it is committed, until Ctrl-C (exit 0) or the daemon ends the stream."""
     try:
-        for response in follow(daemon, args.turn, args.after):
-            out.line(response, event_line(response.event, with_turn=not args.turn))
+        for event in follow(daemon, args.turn, args.after):
+            response = pb.WatchTraceResponse(event=event)
+            out.line(response, event_line(event, with_turn=not args.turn))
     except KeyboardInterrupt:
         pass
     return 0
 
 
-def follow(daemon: Daemon, turn_id: str, after: int) -> Iterator[pb.WatchTraceResponse]:
-    """WatchTrace's responses, first the recorded events after ``after`` when it is not 0.
+def follow(daemon: Daemon, turn_id: str, after: int) -> Iterator[pb.TraceEvent]:
+    """WatchTrace's events one by one (a response may hold several), first the recorded
+    events after ``after`` when it is not 0.
 
     When the daemon drops a watcher that fell behind (RESOURCE_EXHAUSTED), watch
     again after the last sequence received: the daemon replays what was missed.
@@ -76,8 +78,9 @@ def follow(daemon: Daemon, turn_id: str, after: int) -> Iterator[pb.WatchTraceRe
         received = False
         try:
             for response in daemon.stream(daemon.errors.WatchTrace, request):
-                after, received = response.event.sequence, True
-                yield response
+                for event in [response.event] if response.HasField("event") else response.events:
+                    after, received = event.sequence, True
+                    yield event
             return
         except CommandError as error:
             if error.code is not grpc.StatusCode.RESOURCE_EXHAUSTED:
