@@ -33,7 +33,7 @@ from errord.ops.write_health import WriteHealthReporter
 from errord.reload import ManifestReloader
 from errord.state.feed import TraceFeed
 from errord.state.projections import Projections
-from errord.state.store import Store
+from errord.state.store import Salvage, Store
 from errord.wire.operator import OperatorService
 from errord.wire.server import SERVED_SERVICES, Access, start_server
 from errord.wire.service import ErrorHandlerService
@@ -97,7 +97,7 @@ async def serve(
                 settings.alert_thresholds(),
                 settings.memory_min_episodes,
             )
-            serving = Serving(settings.db, lambda: len(handler.manifests), store.set_aside)
+            serving = Serving(settings.db, lambda: len(handler.manifests), store.salvage)
             reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
             errors = ErrorHandlerService(handler, feed)
@@ -155,8 +155,8 @@ class Serving:
     db: Path
     tools: Callable[[], int]
     """How many tools have a manifest in force (a reload changes it)."""
-    set_aside: Path | None = None
-    """Where a corrupt database found at start was moved."""
+    salvage: Salvage | None = None
+    """What became of a corrupt database found at start."""
     address: str = ""
     metrics: str = ""
 
@@ -165,8 +165,8 @@ class Serving:
         if self.metrics:
             text += f", metrics on {self.metrics}"
         text += f", {self.tools()} tool manifests, db {self.db}"
-        if self.set_aside is not None:
-            text += f" (fresh: the corrupt one was moved to {self.set_aside})"
+        if self.salvage is not None:
+            text += f" (salvaged: {self.salvage})"
         return text
 
 

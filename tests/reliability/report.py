@@ -8,6 +8,9 @@ tests/reliability/REPORT.md.
 - bad requests: the kept corpus and random bytes against the daemon, 100,000 of them
   (``--short``: 10,000), with a valid report in every 200: the status codes answered
   and the daemon's memory growth;
+- a damaged database: a fifth of the middle pages of a database of 2,000 decisions
+  (``--short``: 300) overwritten, the daemon restarted on it (tests.reliability.salvage):
+  the events saved and lost, and the decisions on sound pages replayed;
 - hostile manifests, disk faults and corrupt databases: their test files, run by pytest.
 """
 
@@ -29,6 +32,7 @@ import grpc
 
 from tests.conftest import ROOT, start_process
 from tests.reliability.crash import run as crash
+from tests.reliability.salvage import run as salvage
 from tests.test_malformed_requests import bad_payloads, new_report, resident_kib, send
 
 REPORT = Path(__file__).with_name("REPORT.md")
@@ -81,12 +85,15 @@ def main() -> None:
     parser.add_argument("--short", action="store_true", help="the short form CI could run")
     args = parser.parse_args()
     kills, decisions, bad_total = (5, 1_000, 10_000) if args.short else (50, 10_000, 100_000)
+    damaged_decisions = 300 if args.short else 2_000
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="errord-reliability-") as scratch:
         directory = Path(scratch)
         (directory / "crash").mkdir()
         crashed = crash(kills, decisions, directory / "crash")
         codes, grown, served = bad_requests(bad_total, directory)
+        (directory / "salvage").mkdir()
+        salvaged = salvage(damaged_decisions, directory / "salvage")
     suites = {path: pytest_summary(path) for path in SUITES}
     restarts = sorted(crashed.restart_seconds)
     lines = [
@@ -119,6 +126,20 @@ def main() -> None:
         f"- valid reports served among them: {served:,}; the daemon's RSS grew by"
         f" {grown / 1024:.1f} MiB.",
         "",
+        "## A damaged database",
+        "",
+        f"- {salvaged.pages_damaged} of {salvaged.pages} pages (a fifth of all but the first"
+        f" and the last) overwritten with random bytes under {salvaged.events:,} trace events"
+        f" of {damaged_decisions:,} decisions; after a restart: {salvaged.saved:,} events"
+        f" saved, {salvaged.lost:,} lost ({salvaged.events - salvaged.on_sound_pages:,} lay on"
+        " the overwritten pages).",
+        f"- {salvaged.replays_checked:,} decisions whose events lie on sound pages reported"
+        " again, each to answer `replayed` with its first decision id; `PRAGMA"
+        " integrity_check` of the salvaged database, and every projection against the fold of"
+        " its trace: "
+        + ("all ok." if not salvaged.problems else f"{len(salvaged.problems)} problems:"),
+        *(f"  - {problem}" for problem in salvaged.problems[:20]),
+        "",
         "## Hostile manifests, disk faults, corrupt databases",
         "",
         *(f"- `{path}`: {summary}" for path, summary in suites.items()),
@@ -126,7 +147,12 @@ def main() -> None:
     ]
     REPORT.write_text("\n".join(lines))
     print(REPORT.read_text())
-    failed = crashed.problems or {"UNKNOWN", "INTERNAL"} & set(codes) or grown >= 10 * 1024
+    failed = (
+        crashed.problems
+        or salvaged.problems
+        or {"UNKNOWN", "INTERNAL"} & set(codes)
+        or grown >= 10 * 1024
+    )
     sys.exit(1 if failed else 0)
 
 

@@ -26,14 +26,15 @@ from errord.state import codec
 from errord.state.projection import Projection
 from errord.state.store.connection import (
     OwnerLock,
+    check_path,
     check_sound,
     check_writable,
     closed_cleanly,
     connect,
     mark_closed_cleanly,
-    set_aside,
 )
 from errord.state.store.rows import event_of, state_key
+from errord.state.store.salvage import Salvage, salvage
 from errord.state.store.schema import fold_trace, migrate, rebuild_stale
 from errord.state.store.writer import (
     CommitListener,
@@ -44,7 +45,7 @@ from errord.state.store.writer import (
     WriteHealthListener,
 )
 
-__all__ = ["DuplicateEvent", "Store", "Unit"]
+__all__ = ["DuplicateEvent", "Salvage", "Store", "Unit"]
 
 LOG = logging.getLogger("errord")
 
@@ -77,8 +78,8 @@ class Store:
         path: Path,
     ) -> None:
         self.path = path
-        self.set_aside: Path | None = None
-        """Where a corrupt database found at open was moved; None when none was."""
+        self.salvage: Salvage | None = None
+        """What became of a corrupt database found at open; None when none was."""
         self._db = db
         self._owner = owner
         self._clock = clock
@@ -104,13 +105,15 @@ class Store:
         ``state``. Raises StoreError naming ``path`` when the database cannot be
         opened, migrated or read, or when another errord has it open.
 
-        A database that fails SQLite's integrity check, or is no database, is moved
-        aside (``set_aside`` names where) and a fresh one is opened in its place, so
-        that the daemon serves, and says so, rather than crash-looping on it.
+        A database that fails SQLite's integrity check, or is no database, is
+        salvaged: its readable trace events go into a fresh database that takes its
+        place, the damaged file is moved aside, and ``salvage`` says what was saved,
+        so that the daemon serves, and says so, rather than crash-looping on it.
         """
+        check_path(path)
         owner = OwnerLock.acquire(path)
         try:
-            db, aside = await _sound_connection(path, clock)
+            db, salvaged = await _sound_connection(path, clock)
         except BaseException:
             owner.release()
             raise
@@ -128,8 +131,13 @@ class Store:
                 raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
             raise
         store = cls(db, owner, clock, state, next_sequence, on_commit, path)
-        store.set_aside = aside
+        store.salvage = salvaged
         return store
+
+    @property
+    def set_aside(self) -> Path | None:
+        """Where a corrupt database found at open was moved; None when none was."""
+        return None if self.salvage is None else self.salvage.aside
 
     @property
     def batches_committed(self) -> int:
@@ -263,9 +271,11 @@ class Store:
         return [event_of(row) for row in rows]
 
 
-async def _sound_connection(path: Path, clock: Clock) -> tuple[aiosqlite.Connection, Path | None]:
-    """A connection to a sound database at ``path``; a corrupt one is moved aside first
-    (where to is the second value)."""
+async def _sound_connection(
+    path: Path, clock: Clock
+) -> tuple[aiosqlite.Connection, Salvage | None]:
+    """A connection to a sound database at ``path``; a corrupt one is salvaged first
+    (what became of it is the second value)."""
     unchanged = closed_cleanly(path)
     try:
         db = await connect(path)
@@ -276,9 +286,9 @@ async def _sound_connection(path: Path, clock: Clock) -> tuple[aiosqlite.Connect
             await db.close()
             raise
     except CorruptDatabase as error:
-        aside = set_aside(path, clock.now())
-        LOG.error("%s; moved it aside to %s, starting on a fresh database", error, aside)
-        return await connect(path), aside
+        salvaged = await salvage(path, clock.now())
+        LOG.error("%s; salvaged what could be read into a fresh database: %s", error, salvaged)
+        return await connect(path), salvaged
     return db, None
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import sqlite3
+import stat
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -39,7 +41,7 @@ class OwnerLock:
         try:
             descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
-            raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
+            raise StoreError(f"{path}: cannot create its lock file {lock}: {_cause(exc)}") from exc
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -61,9 +63,13 @@ async def connect(path: Path) -> aiosqlite.Connection:
         raise StoreError(
             f"{path}: SQLite {sqlite3.sqlite_version} is too old; errord needs {needed}"
         )
+    connecting = aiosqlite.connect(path, isolation_level=None)
     try:
-        db = await aiosqlite.connect(path, isolation_level=None)
+        db = await connecting
     except (OSError, sqlite3.Error) as exc:
+        # aiosqlite stops its thread without waiting; wait, or it calls back into a loop
+        # that asyncio.run has closed by then (two "Event loop is closed" tracebacks).
+        await asyncio.to_thread(connecting._thread.join)
         raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
     try:
         await _configure(db, path)
@@ -75,6 +81,40 @@ async def connect(path: Path) -> aiosqlite.Connection:
             raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
         raise
     return db
+
+
+FILE_KINDS: Final = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+
+
+def check_path(path: Path) -> None:
+    """Raise StoreError, one line naming ``path`` and the cause, when ``path`` cannot be
+    errord's database file: not a regular file, not readable, a name too long, a parent
+    that is a file. A path that does not exist yet passes."""
+    try:
+        mode = path.stat().st_mode
+        if stat.S_ISREG(mode):
+            os.close(os.open(path, os.O_RDONLY | os.O_CLOEXEC))  # writes are tried later
+    except FileNotFoundError:
+        return
+    except NotADirectoryError as exc:
+        file = next((parent for parent in reversed(path.parents) if parent.is_file()), path)
+        raise StoreError(f"{path}: cannot open the trace database: {file} is a file") from exc
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot open the trace database: {_cause(exc)}") from exc
+    kind = FILE_KINDS.get(stat.S_IFMT(mode))
+    if kind is not None:
+        raise StoreError(f"{path}: is {kind}, not a database file; --db names a file")
+
+
+def _cause(error: OSError) -> str:
+    """The OS's words for ``error``, without the path it repeats."""
+    return (error.strerror or str(error)).lower()
 
 
 async def _configure(db: aiosqlite.Connection, path: Path) -> None:
@@ -128,16 +168,31 @@ def closed_cleanly(path: Path) -> bool:
     return recorded == f"{stat.st_size} {stat.st_mtime_ns}"
 
 
+COMPANIONS: Final = ("", "-wal", "-shm")
+"""The suffixes of a database's files: itself, its WAL and its shared-memory index."""
+
+
 def set_aside(path: Path, now: datetime) -> Path:
     """Move a corrupt database (and its WAL and shared-memory files) aside, named with
     ``now``; the new name of the database file."""
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
     aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-    for suffix in ("", "-wal", "-shm"):
+    move_database(path, aside)
+    return aside
+
+
+def move_database(path: Path, to: Path) -> None:
+    """Rename the database at ``path``, with its WAL and shared-memory files, to ``to``."""
+    for suffix in COMPANIONS:
         companion = path.with_name(path.name + suffix)
         if companion.exists():
-            companion.rename(aside.with_name(aside.name + suffix))
-    return aside
+            companion.rename(to.with_name(to.name + suffix))
+
+
+def remove_database(path: Path) -> None:
+    """Delete the database at ``path`` with its WAL and shared-memory files, if any."""
+    for suffix in COMPANIONS:
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 async def check_writable(db: aiosqlite.Connection, path: Path) -> None:
