@@ -1,8 +1,10 @@
 """The daemon's lifecycle: load, open, serve, notify, and shut down in a fixed order.
 
-Shutdown: STOPPING=1 to systemd, health NOT_SERVING, watchers released,
+Shutdown: STOPPING=1 to systemd, health NOT_SERVING, the drain (calls are still
+taken and decided until they stop arriving: errord.wire.drain), watchers released,
 ``server.stop(grace)`` lets in-flight requests finish, then the store flushes
-its writer and closes the database. Signal handlers only set an event.
+its writer and closes the database. Signal handlers only set an event: the first
+signal starts the shutdown, a second one cuts the drain short.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from errord.reload import ManifestReloader
 from errord.state.feed import TraceFeed
 from errord.state.projections import Projections
 from errord.state.store import Salvage, Store
+from errord.wire.drain import Drain
 from errord.wire.operator import OperatorService
 from errord.wire.server import SERVED_SERVICES, Access, start_server
 from errord.wire.service import ErrorHandlerService
@@ -71,7 +74,8 @@ async def serve(
         # The trace holds tool inputs (redacted, still private): the directory is owner-only.
         settings.db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     feed = TraceFeed()
-    with stop_on_signals(stop):
+    hurry = asyncio.Event()
+    with stop_on_signals(stop, hurry):
         bounds = MemoryBounds(settings.memory_max_errors, settings.memory_max_age_seconds)
         state = Projections(memory_errors=bounds.max_errors)
         async with await Store.open(
@@ -138,10 +142,14 @@ async def serve(
             finally:
                 log.info("errord shutting down")
                 stop.set()
+                grace = settings.shutdown_grace_seconds
+                deadline = clock.monotonic() + grace
                 notifier.stopping()
                 await running.health.enter_graceful_shutdown()
+                drain = Drain(settings.shutdown_quiet_seconds, limit=grace / 2)
+                await drain.run(running.arrivals, clock, hurry)
                 feed.close()
-                await running.stop(settings.shutdown_grace_seconds)
+                await running.stop(max(0.0, deadline - clock.monotonic()))
                 await asyncio.gather(*background)
                 if metrics is not None:
                     await asyncio.to_thread(metrics.stop)
@@ -226,15 +234,19 @@ class reload_on_sighup:  # noqa: N801 - used as a context manager, reads as a st
 
 
 class stop_on_signals:  # noqa: N801 - used as a context manager, reads as a statement
-    """Set ``stop`` on SIGTERM or SIGINT while inside the block."""
+    """Set ``stop`` on SIGTERM or SIGINT while inside the block, and ``hurry`` on the next."""
 
-    def __init__(self, stop: asyncio.Event) -> None:
+    def __init__(self, stop: asyncio.Event, hurry: asyncio.Event) -> None:
         self._stop = stop
+        self._hurry = hurry
         self._loop = asyncio.get_running_loop()
 
     def __enter__(self) -> None:
         for signum in STOP_SIGNALS:
-            self._loop.add_signal_handler(signum, self._stop.set)
+            self._loop.add_signal_handler(signum, self._signalled)
+
+    def _signalled(self) -> None:
+        (self._hurry if self._stop.is_set() else self._stop).set()
 
     def __exit__(self, *exc: object) -> None:
         for signum in STOP_SIGNALS:

@@ -4,7 +4,8 @@
                                         # errord.sock in $RUNTIME_DIRECTORY)
     db = "/var/lib/errord/errord.db"    # the trace database
     manifests = "/etc/errord/tools.d"   # directory of tool manifests (YAML)
-    shutdown_grace_seconds = 5.0        # in-flight requests get this long at shutdown
+    shutdown_grace_seconds = 5.0        # how long shutdown may take: drain, then calls in flight
+    shutdown_quiet_seconds = 0.5        # drain: keep deciding until no call came for this long
     log_level = "info"
     log_format = "logfmt"               # "logfmt" or "json", one line per record on stderr
     reflection = true                   # default: on for loopback and unix sockets
@@ -58,6 +59,7 @@ Relative paths in the file are relative to the file's directory.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import tomllib
@@ -150,7 +152,11 @@ class Settings:
     manifests: Path | None = None
     """Directory of tool manifests; None for none."""
     shutdown_grace_seconds: float = 5.0
-    """How long in-flight requests may run once shutdown starts."""
+    """How long shutdown may take: the drain (at most half of it), then the calls still in
+    flight."""
+    shutdown_quiet_seconds: float = 0.5
+    """At shutdown the server keeps taking and deciding calls until none has arrived for
+    this long (errord.wire.drain); 0 stops it at once."""
     log_level: str = "info"
     """debug, info, warning or error."""
     log_format: str = "logfmt"
@@ -238,8 +244,9 @@ class Settings:
             except ValueError as error:  # "attribute must ...": named as the setting
                 attribute, _, problem = str(error).partition(" ")
                 yield f"{names[attribute]}: {problem}"
-        if self.shutdown_grace_seconds < 0:
-            yield "shutdown_grace_seconds: must not be negative"
+        for name in ("shutdown_grace_seconds", "shutdown_quiet_seconds"):
+            if not 0 <= getattr(self, name) < math.inf:  # nan fails every comparison
+                yield f"{name}: must be a finite number of seconds, not negative"
         if self.log_level.lower() not in LOG_LEVELS:
             yield f"log_level: expected one of {', '.join(LOG_LEVELS)}"
         if self.log_format not in LOG_FORMATS:
@@ -349,6 +356,7 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "db": (str,),
         "manifests": (str,),
         "shutdown_grace_seconds": (int, float),
+        "shutdown_quiet_seconds": (int, float),
         "log_level": (str,),
         "log_format": (str,),
         "reflection": (bool,),

@@ -70,6 +70,8 @@ def test_flags_override_the_file(tmp_path: Path) -> None:
         ("\n\nlog_level = 3\n", ":3: log_level: expected str, got int"),
         ('reflection = "yes"\n', ":1: reflection: expected bool, got str"),
         ("shutdown_grace_seconds = true\n", ":1: shutdown_grace_seconds: expected int or float"),
+        ("shutdown_quiet_seconds = -1\n", ":1: shutdown_quiet_seconds: must be a finite number"),
+        ("shutdown_grace_seconds = nan\n", ":1: shutdown_grace_seconds: must be a finite number"),
         (
             '\nlisten = "localhost"\n',
             ":2: listen: expected host:port or unix:PATH, got 'localhost'",

@@ -18,6 +18,7 @@ from errord.errors import ListenError
 from errord.limits import Limits
 from errord.wire import operator, service, tls, unix_socket
 from errord.wire.access import BearerTokenInterceptor, read_token
+from errord.wire.drain import ArrivalCounter
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,8 @@ class Access:
 class RunningServer:
     server: grpc.aio.Server
     health: health.aio.HealthServicer
+    arrivals: ArrivalCounter
+    """Counts the calls to errord's services, for the drain at shutdown."""
     address: str
     """The address bound, with the real port when 0 was asked for."""
     socket: unix_socket.ClaimedSocket | None = None
@@ -116,9 +119,8 @@ async def start_server(
         interceptors=interceptors,
         maximum_concurrent_rpcs=access.limits.max_concurrent_rpcs,
     )
-    server.add_generic_rpc_handlers(
-        (service.rpc_handlers(errors), operator.rpc_handlers(operators))
-    )
+    arrivals = ArrivalCounter(service.rpc_handlers(errors), operator.rpc_handlers(operators))
+    server.add_generic_rpc_handlers((arrivals,))
     checker = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     if reflection_on is None:
@@ -129,11 +131,11 @@ async def start_server(
         reflection.enable_server_reflection(names, server)
     if unix:
         claimed = await bind_unix(server, Path(listen.removeprefix("unix:")), access.socket_group)
-        running = RunningServer(server, checker, listen, claimed)
+        running = RunningServer(server, checker, arrivals, listen, claimed)
     else:
         warn_if_exposed(listen, access)
         port = bind(server, listen, listen, access.tls)
-        running = RunningServer(server, checker, bound_address(listen, port))
+        running = RunningServer(server, checker, arrivals, bound_address(listen, port))
     await server.start()
     await checker.set("", SERVING)
     for name in served:
