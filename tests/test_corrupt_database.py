@@ -115,6 +115,31 @@ async def test_a_damaged_interior_page_hides_no_event_on_the_pages_below_it(
         await store.close()
 
 
+async def test_events_lost_are_counted_when_no_place_recording_the_highest_can_be_read(
+    tmp_path: Path,
+) -> None:
+    db, _ = fill_a_database(tmp_path)
+    before = events(db)
+    with sqlite3.connect(db) as connection:
+        leaves = connection.execute(
+            "SELECT pageno, ncell FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' "
+            "ORDER BY path"
+        ).fetchall()
+        recorders = [  # every page SQLite reads the highest sequence number from
+            number
+            for (number,) in connection.execute(
+                "SELECT pageno FROM dbstat WHERE pagetype = 'internal' AND name = 'events' "
+                "OR name IN ('events_by_turn', 'state', 'state_by_recency')"
+            )
+        ]
+    middle_leaf, cells = leaves[len(leaves) // 2]
+    overwrite_pages(db, [middle_leaf, *recorders])
+    store = await Store.open(db, FakeClock(), Projections())
+    await store.close()
+    assert store.salvage is not None
+    assert (store.salvage.saved, store.salvage.lost) == (before - cells, cells)
+
+
 def test_a_file_that_is_no_database_is_moved_aside_unchanged_and_a_fresh_one_served(
     tmp_path: Path,
 ) -> None:

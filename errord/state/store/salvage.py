@@ -59,8 +59,9 @@ class Salvage:
     saved: int = 0
     """Trace events copied into the database errord now serves."""
     lost: int = 0
-    """Sequence numbers up to the highest known whose events could not be read (a
-    number no event took, as a failed write leaves, counts only on a damaged page)."""
+    """Sequence numbers, up to the highest any sound page records, whose events could
+    not be read (a number no event took, as a failed write leaves, counts only on a
+    damaged page; events after the highest recorded cannot be counted)."""
     failure: str = ""
     """Why nothing could be saved; empty when the salvage ran."""
 
@@ -111,8 +112,10 @@ def copy_events(source: Path, target: Path) -> tuple[int, int]:
     ):
         fresh.execute("BEGIN IMMEDIATE")
         highest, unreadable = _highest_sequence(damaged)
-        unread = _read_through_sqlite(damaged, highest, fresh)
+        unread = _read_through_sqlite(damaged, 1, highest, fresh)
         found = _read_pages(source, fresh, lambda number: number in unread or number > highest)
+        beyond = max(found, default=0)  # above the highest recorded where that was damaged
+        unread |= _read_through_sqlite(damaged, highest + 1, beyond, fresh)
         if unreadable is not None and not found:
             raise StoreError(f"no trace event could be read: {unreadable}")
         fresh.execute("COMMIT")
@@ -135,11 +138,11 @@ def _highest_sequence(damaged: sqlite3.Connection) -> tuple[int, sqlite3.Error |
 
 
 def _read_through_sqlite(
-    damaged: sqlite3.Connection, highest: int, fresh: sqlite3.Connection
+    damaged: sqlite3.Connection, lowest: int, highest: int, fresh: sqlite3.Connection
 ) -> set[int]:
-    """Copy the sound events numbered 1 to ``highest``; the numbers not read."""
+    """Copy the sound events numbered ``lowest`` to ``highest``; the numbers not read."""
     unread: set[int] = set()
-    for low in range(1, highest + 1, CHUNK):
+    for low in range(lowest, highest + 1, CHUNK):
         ranges = [(low, min(low + CHUNK - 1, highest))]
         while ranges:
             first, last = ranges.pop()
