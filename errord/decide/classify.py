@@ -5,16 +5,18 @@ Normalization reads what executors really send, the most specific evidence first
 1. the executor's own code;
 2. a phrase of the message that overrides whatever else the failure says ("You exceeded
    your current quota" arrives as a 429, "API rate limit exceeded" as a 403, "Tool 'x'
-   not found" as a 404, "Request too large" as a 429 with "rate_limit_exceeded" in it);
+   not found" as a 404, "Request too large" as a 429 with "rate_limit_exceeded" in it),
+   and a 429 the message quotes ("Error code: 429 - ...");
 3. the exception's type name, or the service's error code quoted in the message
    ("An error occurred (ThrottlingException) ..."): AWS sends throttling, expired
    tokens and missing resources as HTTP 400, the name says more than the status;
-4. the HTTP status;
+4. the HTTP status, else one the message quotes where the text says it is one ("HTTP
+   503", "status code: 404", "502 Bad Gateway", "Error code: 500 - {...}", see
+   ``classify_status``): "processed 401 rows" or "req 462" quote none;
 5. a phrase of the message that names one cause ("deadlock detected", "Name or service
    not known", "Parameter 'query' cannot be empty"), where no status said otherwise;
 6. a gRPC status name in the message ("status = StatusCode.UNAVAILABLE");
-7. a generic word of the message ("timed out", "not found", "invalid"), then an HTTP
-   status quoted in it ("502 Bad Gateway");
+7. a generic word of the message ("timed out", "not found", "invalid");
 
 else UNKNOWN. Each code has a default class: timeouts, connection faults, rate limits,
 unavailable services and unknown errors are transient; everything the caller got wrong,
@@ -27,7 +29,8 @@ linear time (``ClassificationRule``), so no manifest pattern can stall a decisio
 Every result names the rule that decided, such as ``default:message:quota_exhausted``.
 
 The rules are written and searched as ``classify_tier`` says; the phrases of messages sit
-in ``classify_phrases``, exception types and status codes in ``classify_codes``.
+in ``classify_phrases``, exception types and status codes in ``classify_codes``, the forms
+that quote a status in ``classify_status``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from collections.abc import Sequence
 
 from errord.decide.classify_codes import EXCEPTION_TYPES, GRPC_STATUS_CODES, HTTP_STATUS_CODES
 from errord.decide.classify_phrases import OVERRIDING_PHRASES, PHRASES, WORDS
+from errord.decide.classify_status import quoted_http_status
 from errord.decide.classify_tier import (
     DEFAULT_CLASSES,
     SEARCHED_CHARS,
@@ -88,8 +92,6 @@ GRPC_VERDICTS = {
 # "An error occurred (Code)" or "api error Code:", written to start with the literal the two
 # share, which the engine finds fastest.
 SERVICE_ERROR_CODE = re.compile(r" error(?:(?<=An error) occurred \((\w+)\)|(?<=api error) (\w+):)")
-# \b[45]\d\d\b, written to start with the characters the engine can skip to.
-QUOTED_HTTP_STATUS = re.compile(r"[45](?<!\w\w)\d\d\b")
 
 CODE_VERDICTS = {code: verdict(code, f"default:code:{code.value}") for code in ErrorCode}
 UNKNOWN_VERDICT = verdict(ErrorCode.UNKNOWN, "default:unknown")
@@ -107,10 +109,10 @@ def normalize(failure: ToolFailure) -> Classification:
         or EXCEPTION_TYPE_TIER.first_match(searchable(failure.exception_type))
         or ERROR_CODE_TIER.first_match(searchable(service_error_code(message)))
         or http_status_verdict(failure.http_status, "default:http_status")
+        or http_status_verdict(quoted_http_status(text), "default:message:http_status")
         or PHRASE_TIER.first_match(text)
         or grpc_status_verdict(message)
         or WORD_TIER.first_match(text)
-        or quoted_http_status_verdict(message)
         or UNKNOWN_VERDICT
     )
 
@@ -130,13 +132,6 @@ def http_status_verdict(status: int | None, rule_prefix: str) -> Classification 
 def grpc_status_verdict(message: str) -> Classification | None:
     match = GRPC_STATUS.search(message)
     return None if match is None else GRPC_VERDICTS[match[0]]
-
-
-def quoted_http_status_verdict(message: str) -> Classification | None:
-    match = QUOTED_HTTP_STATUS.search(message)
-    if match is None:
-        return None
-    return http_status_verdict(int(match[0]), "default:message:http_status")
 
 
 def http_status_code(status: int) -> ErrorCode | None:

@@ -5,6 +5,7 @@ generic words. Patterns are lowercase regexes (see ``classify_tier``).
 
 from __future__ import annotations
 
+from errord.decide.classify_status import quoted_status_forms
 from errord.decide.classify_tier import PERMANENT, Rule, rule
 from errord.decide.model import ErrorCode
 
@@ -68,7 +69,7 @@ OVERRIDING_PHRASES: tuple[Rule, ...] = (
             "resource[ _]?exhausted",
             "throughput exceed",
             "provisioned throughput",
-            r"\b429\b",
+            *quoted_status_forms("4", "29"),
         ),
         ErrorCode.RATE_LIMITED,
     ),
