@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
+import signal
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +45,8 @@ NEVER_READING = [("grpc.http2.bdp_probe", 0)]
 WAIT = 30.0
 """A bound on a hang, never a measure."""
 RESUME = re.compile(r"watch again with after_sequence=(\d+)")
+METRICS_URL = re.compile(r"metrics on (http://\S+),")
+WATCHERS_GAUGE = re.compile(r"^errord_watchers (\S+)$", re.MULTILINE)
 
 
 # The feed alone.
@@ -67,7 +71,7 @@ class CountingEncoder:
 
 
 async def encoded_until_closed(subscription: Subscription, encode: CountingEncoder) -> list[bytes]:
-    return [data async for data in subscription.encoded(encode)]
+    return [data async for batch in subscription.batched(encode) for data in batch]
 
 
 async def test_the_feed_encodes_each_event_once_and_every_watcher_sends_the_same_bytes() -> None:
@@ -198,7 +202,8 @@ class Reader:
     async def _read(self) -> None:
         try:
             while (response := await self.stream.read()) is not grpc.aio.EOF:
-                self.sequences.append(response.event.sequence)
+                events = [response.event] if response.HasField("event") else response.events
+                self.sequences += [event.sequence for event in events]
                 self._arrived.set()
         finally:
             self._arrived.set()
@@ -389,3 +394,69 @@ async def test_the_daemon_drops_a_watcher_that_never_reads_once_10000_events_wai
         assert resume is not None
         assert int(resume[1]) == reader.sequences[-1] < last - 10_000
         assert reader.sequences == list(range(after + 1, reader.sequences[-1] + 1))
+
+
+# Watchers whose clients go away.
+
+
+@pytest.fixture
+def metered(tmp_path: Path) -> Iterator[DaemonProcess]:
+    """The daemon as a process, serving metrics."""
+    running = start_process(
+        "--listen",
+        "127.0.0.1:0",
+        "--db",
+        str(tmp_path / "errord.db"),
+        "--metrics-listen",
+        "127.0.0.1:0",
+    )
+    yield running
+    running.terminate(signal.SIGKILL)
+
+
+def watchers_open(daemon: DaemonProcess) -> int:
+    """errord_watchers, scraped from the daemon's metrics over HTTP."""
+    url = METRICS_URL.findall(daemon.stderr)[0]
+    with urllib.request.urlopen(url, timeout=WAIT) as response:
+        scraped = response.read().decode()
+    return int(float(WATCHERS_GAUGE.findall(scraped)[0]))
+
+
+async def until_watchers_open(daemon: DaemonProcess, count: int) -> int:
+    """errord_watchers once it is ``count``, or after WAIT seconds whatever it is."""
+    deadline = asyncio.get_running_loop().time() + WAIT
+    found = await asyncio.to_thread(watchers_open, daemon)
+    while found != count and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+        found = await asyncio.to_thread(watchers_open, daemon)
+    return found
+
+
+async def test_watchers_their_clients_cancel_leave_no_error_and_no_count_behind(
+    metered: DaemonProcess,
+) -> None:
+    """200 watchers whose clients read nothing, the daemon's writes to them waiting on
+    flow control, are cancelled by their clients, 100 then 100: a client going away is
+    normal, so the daemon logs no error and no traceback for it, and errord_watchers
+    drops by one for each."""
+    async with (
+        grpc.aio.insecure_channel(metered.address) as channel,
+        grpc.aio.insecure_channel(metered.address, options=NEVER_READING) as never_channel,
+    ):
+        stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+        never_stub = errord_pb2_grpc.ErrorHandlerServiceStub(never_channel)
+        after = await report_probe(stub, "probe")
+        streams = [(await watch_from(never_stub, after))[0] for _ in range(200)]
+        assert await until_watchers_open(metered, 200) == 200
+        for turn in range(20):  # 1020 events to each: far more than 64 KB
+            await stub.ReportFailures(failures(f"load-{turn}", 50))
+        for stream in streams[:100]:
+            stream.cancel()
+        assert await until_watchers_open(metered, 100) == 100
+        for stream in streams[100:]:
+            stream.cancel()
+        assert await until_watchers_open(metered, 0) == 0
+        assert await report_probe(stub, "after") > after
+    assert metered.terminate() == 0
+    assert "Traceback" not in metered.stderr
+    assert [line for line in metered.lines if line.startswith("level=error")] == []

@@ -4,8 +4,9 @@ The commit path pays for watchers once per event, not once per watcher: an event
 into one shared log per audience that has watchers (every turn; its own turn), and each
 watcher reads its audience's log from its own place; a commit only wakes the watchers
 idle in wait for it. An event is encoded for the wire at most once, by the first watcher
-that sends it; every other watcher sends the same bytes. Publishing never awaits a
-watcher. A watcher more than ``backlog`` events behind (one that reads too slowly, or
+that sends it; every other watcher sends the same bytes. A watcher takes every event
+that arrived since it last took, so one that sends slowly sends them together. Publishing
+never awaits a watcher. A watcher more than ``backlog`` events behind (one that reads too slowly, or
 not at all) is dropped at once, and the log lets go of what it kept for it alone; its
 next read raises WatcherFellBehind naming the sequence to watch again after, from which
 the store replays what it missed.
@@ -165,13 +166,16 @@ class Subscription:
 
     async def events(self) -> AsyncIterator[TraceEvent]:
         """Events as they are committed, until the feed closes."""
-        async for published in self._published():
-            yield published.event
+        async for batch in self._batches():
+            for published in batch:
+                yield published.event
 
-    async def encoded(self, encode: Encode) -> AsyncIterator[bytes]:
-        """Each event's ``encode``, computed once per event and shared by every watcher."""
-        async for published in self._published():
-            yield published.encoded(encode)
+    async def batched(self, encode: Encode) -> AsyncIterator[list[bytes]]:
+        """Each event's ``encode``, computed once per event and shared by every watcher, as
+        lists: every event committed since the watcher last asked. One that asks again only
+        once it has sent what it had costs one send per ask, however many events came."""
+        async for batch in self._batches():
+            yield [published.encoded(encode) for published in batch]
 
     async def coalesced(self, encode: Encode, interval: float) -> AsyncIterator[list[bytes]]:
         """Each event's shared ``encode``, as lists: the events committed over ``interval``
@@ -180,11 +184,6 @@ class Subscription:
             await asyncio.sleep(interval)
             batch += self._fresh(self._audience.take(self))
             yield [published.encoded(encode) for published in batch]
-
-    async def _published(self) -> AsyncIterator[Published]:
-        async for batch in self._batches():
-            for published in batch:
-                yield published
 
     async def _batches(self) -> AsyncIterator[list[Published]]:
         """What the audience holds for this watcher, as it arrives, never sent before."""

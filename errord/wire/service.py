@@ -11,8 +11,10 @@ within ``TRAILER_BUDGET`` bytes of trailers, so that no client refuses them.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from typing import Any, TypeVar
 
 import grpc
@@ -38,6 +40,7 @@ from errord.handler import ErrorHandler
 from errord.limits import LimitExceeded, Limits, WatcherSlots
 from errord.state.feed import TraceFeed
 from errord.wire import convert
+from errord.wire.budget import FIELD_OVERHEAD, grouped
 from errord.wire.decoding import decode
 
 log = logging.getLogger(__name__)
@@ -208,15 +211,20 @@ class ErrorHandlerService:
 
     async def watch_within_limit(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[bytes]:
-        """WatchTrace (``watch_trace``) holding one of the watcher slots; RESOURCE_EXHAUSTED,
-        before it subscribes, when none is free."""
+    ) -> None:
+        """WatchTrace: ``watch_trace``'s responses written one at a time, holding one of the
+        watcher slots (RESOURCE_EXHAUSTED, before it subscribes, when none is free). The
+        next response is made only once the last is written: what came meanwhile goes in
+        it together. A client that goes away ends the watch, as it should (``client_gone``)."""
         try:
             with self.watchers.slot():
-                async for response in self.watch_trace(data, context):
-                    yield response
+                async with aclosing(self.watch_trace(data, context)) as responses:
+                    async for response in responses:
+                        await context.write(response)
         except LimitExceeded as error:  # only the slot raises it: watch_trace answers its own
             await abort(context, error)
+        except grpc.aio.InternalError:  # the call failed under a write, or under an abort
+            await client_gone(context)
 
     async def _begin_turn(self, data: bytes) -> pb.BeginTurnResponse:
         asked = convert.beginning_from_proto(decode(pb.BeginTurnRequest, data))
@@ -270,20 +278,24 @@ class ErrorHandlerService:
         return convert.call_check_to_proto(self._handler.validate_call(asked.tool, asked.arguments))
 
     async def _get_turn_trace(self, data: bytes) -> pb.GetTurnTraceResponse:
+        """A page of at most ``page.size`` events that fits RESPONSE_BUDGET bytes."""
         page = convert.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
         events = await self._handler.turn_trace(page.turn_id, after=page.after, limit=page.size + 1)
-        response = pb.GetTurnTraceResponse(
-            events=[convert.trace_event_to_proto(event) for event in events[: page.size]]
-        )
-        if len(events) > page.size:
-            response.next_page_token = str(events[page.size - 1].sequence)
+        converted = map(convert.trace_event_to_proto, events[: page.size])
+        shown = next(grouped(converted, lambda event: event.ByteSize() + FIELD_OVERHEAD), [])
+        response = pb.GetTurnTraceResponse(events=shown)
+        if len(shown) < len(events):
+            response.next_page_token = str(shown[-1].sequence)
         return response
 
     async def watch_trace(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes]:
         """Serialized WatchTraceResponses: a live event is encoded once for every watcher
-        (the feed shares the bytes), a replayed one for this watcher alone."""
+        (the feed shares the bytes), a replayed one for this watcher alone. Each response
+        holds every live event committed since the last was made (or within the watcher's
+        batch_interval), within RESPONSE_BUDGET bytes: one in ``event``, several in
+        ``events``."""
         subscription = None
         try:
             watch = convert.watch_from_proto(decode(pb.WatchTraceRequest, data))
@@ -294,12 +306,12 @@ class ErrorHandlerService:
                     subscription.after = event.sequence
                     yield self.watch_response(event)
             if watch.batch_interval:
-                interval = watch.batch_interval
-                async for encoded in subscription.coalesced(self.watch_response, interval):
-                    yield as_events(encoded)
+                live = subscription.coalesced(self.watch_response, watch.batch_interval)
             else:
-                async for response in subscription.encoded(self.watch_response):
-                    yield response
+                live = subscription.batched(self.watch_response)
+            async for encoded in live:
+                for group in grouped(encoded, len):
+                    yield group[0] if len(group) == 1 else as_events(group)
         except Exception as error:  # every error is answered with a status, never UNKNOWN
             await abort(context, error)
         finally:
@@ -312,8 +324,22 @@ class ErrorHandlerService:
         return pb.WatchTraceResponse(event=convert.trace_event_to_proto(event)).SerializeToString()
 
 
+CLIENT_GONE_WAIT = 10.0
+"""Seconds a watch whose write failed waits for grpc to cancel it (it does at once when
+the client went away)."""
 ONE_EVENT, EVENTS = b"\x0a", b"\x12"
 """The tags of WatchTraceResponse's fields 1 (event) and 2 (events), length-delimited."""
+
+
+async def client_gone(context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """A write failed: the client cancelled the watch or its connection closed. grpc
+    learns it from the transport too, and then cancels this handler, which it logs at
+    DEBUG; a handler that ended first would have grpc take the failed write for a bug
+    and log it at ERROR, with its traceback. Wait for that cancellation, a while at most
+    (none comes once a status was sent: an abort that failed)."""
+    log.debug("a WatchTrace client went away")
+    if not context.done():
+        await asyncio.sleep(CLIENT_GONE_WAIT)
 
 
 def as_events(responses: list[bytes]) -> bytes:
