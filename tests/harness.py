@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from errord.decide.engine import Engine
-from errord.decide.model import RetryBudget
+from errord.decide.model import RetryBudget, ToolFailure
 from errord.decide.model_message import MessageFormat
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
@@ -56,3 +59,22 @@ class Harness:
 
     async def close(self) -> None:
         await self.store.close()
+
+
+ERROR_CORPUS_PATH = Path(__file__).parent / "fixtures" / "error_corpus.yaml"
+
+
+def load_error_corpus() -> list[dict[str, Any]]:
+    """The real error messages of fixtures/error_corpus.yaml, with their expected labels."""
+    with ERROR_CORPUS_PATH.open(encoding="utf-8") as stream:
+        entries: list[dict[str, Any]] = yaml.safe_load(stream)
+    return entries
+
+
+def corpus_failure(entry: dict[str, Any]) -> ToolFailure:
+    """The failure an executor would report for a corpus entry."""
+    return ToolFailure(
+        http_status=entry.get("http_status"),
+        exception_type=entry.get("exception_type", ""),
+        message=entry["message"],
+    )

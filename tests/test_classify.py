@@ -30,9 +30,11 @@ from errord.decide.classify import (
 )
 from errord.decide.model import Classification, ErrorClass, ErrorCode, ToolFailure
 from errord.manifests.model import ClassificationRule
-from tests.test_error_corpus import CORPUS, failure_of
+from tests.harness import corpus_failure, load_error_corpus
 
 T, P = ErrorClass.TRANSIENT, ErrorClass.PERMANENT
+
+CORPUS = load_error_corpus()
 
 OWN_CLASSES = {
     rule.name: rule.error_class
@@ -746,7 +748,7 @@ def test_a_tiers_pattern_finds_a_rule_exactly_when_one_of_its_rules_occurs() -> 
     mismatches = [
         (entry["id"], name)
         for entry in CORPUS
-        for name, tier, text in tier_texts(failure_of(entry))
+        for name, tier, text in tier_texts(corpus_failure(entry))
         if (tier.any_rule.search(text) is None) == any(p.search(text) for p in tier.patterns)
     ]
     assert mismatches == []

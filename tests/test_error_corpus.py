@@ -4,35 +4,17 @@ an accuracy floor (xfail entries included, so a known miss still costs accuracy)
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from errord.decide.classify import classify
-from errord.decide.model import Classification, ErrorClass, ErrorCode, ToolFailure
+from errord.decide.model import Classification, ErrorClass, ErrorCode
+from tests.harness import corpus_failure, load_error_corpus
 
-CORPUS_PATH = Path(__file__).parent / "fixtures" / "error_corpus.yaml"
+CORPUS = load_error_corpus()
 CODE_FLOOR = 0.9
 CLASS_FLOOR = 0.95
-
-
-def load_corpus() -> list[dict[str, Any]]:
-    with CORPUS_PATH.open(encoding="utf-8") as stream:
-        entries: list[dict[str, Any]] = yaml.safe_load(stream)
-    return entries
-
-
-CORPUS = load_corpus()
-
-
-def failure_of(entry: dict[str, Any]) -> ToolFailure:
-    return ToolFailure(
-        http_status=entry.get("http_status"),
-        exception_type=entry.get("exception_type", ""),
-        message=entry["message"],
-    )
 
 
 def expected(entry: dict[str, Any]) -> tuple[ErrorCode, ErrorClass]:
@@ -59,12 +41,12 @@ def test_the_corpus_is_large_and_every_entry_names_its_source() -> None:
 def test_a_real_error_message_gets_the_code_and_class_its_recovery_needs(
     entry: dict[str, Any],
 ) -> None:
-    verdict = classify(failure_of(entry))
+    verdict = classify(corpus_failure(entry))
     assert outcome(verdict) == expected(entry), verdict.rule
 
 
 def test_accuracy_over_the_whole_corpus_stays_above_the_floor() -> None:
-    verdicts = [(classify(failure_of(entry)), expected(entry)) for entry in CORPUS]
+    verdicts = [(classify(corpus_failure(entry)), expected(entry)) for entry in CORPUS]
     code_accuracy = sum(v.code is code for v, (code, _) in verdicts) / len(verdicts)
     class_accuracy = sum(v.error_class is cls for v, (_, cls) in verdicts) / len(verdicts)
     print(
