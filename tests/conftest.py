@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,10 @@ async def daemon(tmp_path: Path) -> AsyncIterator[InProcessDaemon]:
 
 
 async def start_in_process(settings: Settings) -> InProcessDaemon:
+    if settings.shutdown_quiet_seconds == Settings.shutdown_quiet_seconds:
+        # Each test stops its daemon after its last call: a drain would only wait out the
+        # quiet period (tests/test_drain.py tests it against the daemon as a process).
+        settings = replace(settings, shutdown_quiet_seconds=0.0)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()
     task = asyncio.create_task(serve(settings, stop=stop, on_ready=ready.set_result))
