@@ -3,20 +3,24 @@
 
 The commands for a running daemon share ``--target ADDR`` (a unix socket path,
 ``unix:PATH`` or ``host:port``; default: the ``listen`` setting of ``--config``,
-else the embedded default), ``--token-file FILE`` (sent as ``authorization:
-Bearer TOKEN``), ``--timeout SECONDS`` and ``--json`` (proto3 JSON).
+else the embedded default), ``--tls-ca FILE``, ``--tls-cert FILE`` and
+``--tls-key FILE`` (TLS, as grpcurl's ``-cacert``, ``-cert`` and ``-key``;
+default: the ``[client]`` table of ``--config``, else plaintext),
+``--token-file FILE`` (sent as ``authorization: Bearer TOKEN``), ``--timeout
+SECONDS`` and ``--json`` (proto3 JSON).
 
 Exit codes (sysexits where one fits): 0 success; 1 ``check`` found problems (or
 no manifest file), the daemon failed at run time, or a command for a running
 daemon failed: the daemon refused the call or does not answer (its status code
 and message on stderr), ``health`` found a service not SERVING, ``reload`` was
-refused, or the ``--config`` or ``--token-file`` given cannot be read; 2 usage
-errors; 69 (EX_UNAVAILABLE) ``serve`` cannot bind its address; 73
-(EX_CANTCREAT) ``serve`` cannot open, create or write its database; 78
-(EX_CONFIG) ``serve`` refused invalid settings, manifests, token or TLS files,
-so systemd does not restart it in a loop; 130 a command
-interrupted by Ctrl-C, except ``tail``, which Ctrl-C ends with 0. A command
-whose reader goes away (``errord tail | head``) ends quietly with 0.
+refused, or the ``--config``, ``--token-file`` or TLS files given cannot be
+read; 2 usage errors (``--tls-cert`` without ``--tls-key``, or the reverse); 69
+(EX_UNAVAILABLE) ``serve`` cannot bind its address; 73 (EX_CANTCREAT) ``serve``
+cannot open, create or write its database; 78 (EX_CONFIG) ``serve`` refused
+invalid settings, manifests, token or TLS files, so systemd does not restart it
+in a loop; 130 a command interrupted by Ctrl-C, except ``tail``, which Ctrl-C
+ends with 0. A command whose reader goes away (``errord tail | head``) ends
+quietly with 0.
 """
 
 from __future__ import annotations
@@ -29,12 +33,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from errord import __version__
+from errord.client_config import ClientSettings
 from errord.config import LOG_FORMATS, LOG_LEVELS, Settings
 from errord.errors import ConfigError, ErrordError, ListenError, ManifestError, StoreError
 from errord.manifests.model import MAX_COOLDOWN
 from errord.ops import commands as ops
 from errord.ops import logs
-from errord.ops.connection import CALL_TIMEOUT, Daemon, default_target, grpc_target, read_token
+from errord.ops.client_tls import ClientTLS
+from errord.ops.connection import (
+    CALL_TIMEOUT,
+    Daemon,
+    configured,
+    grpc_target,
+    listen_target,
+    read_token,
+)
 from errord.ops.logs import LogFormat
 from errord.ops.operator_cli import Output
 
@@ -179,8 +192,13 @@ def _operator(
     )
     command.add_argument("--address", type=_target, dest="target", help=argparse.SUPPRESS)
     command.add_argument(
-        "--config", type=Path, metavar="FILE", help="TOML settings file giving the default --target"
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="TOML settings file giving the default --target (its listen) and TLS files (its "
+        "[client] table)",
     )
+    _add_tls_options(command)
     command.add_argument(
         "--token-file",
         type=Path,
@@ -201,6 +219,29 @@ def _operator(
         help="print the response as proto3 JSON, tail one object per line (default: text)",
     )
     return command
+
+
+def _add_tls_options(command: argparse.ArgumentParser) -> None:
+    """``--tls-ca``, ``--tls-cert`` and ``--tls-key``, as grpcurl's ``-cacert``, ``-cert``
+    and ``-key``."""
+    default = "(default: the [client] table of --config, else plaintext)"
+    command.add_argument(
+        "--tls-ca",
+        type=Path,
+        metavar="FILE",
+        help=f"speak TLS; the daemon's certificate must be signed by a CA in this PEM file "
+        f"{default}",
+    )
+    command.add_argument(
+        "--tls-cert",
+        type=Path,
+        metavar="FILE",
+        help="speak TLS and present this PEM client certificate, with --tls-key (without "
+        f"--tls-ca, the system's CAs are trusted) {default}",
+    )
+    command.add_argument(
+        "--tls-key", type=Path, metavar="FILE", help="the PEM private key of --tls-cert"
+    )
 
 
 def _target(text: str) -> str:
@@ -298,13 +339,20 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_operator(args: argparse.Namespace) -> int:
     """Run a subcommand for a running daemon; its failures are one line on stderr."""
+    unpaired = _unpaired_tls_flag(args)
+    if unpaired:
+        print(f"errord: {unpaired}", file=sys.stderr)
+        return EXIT_USAGE
     try:
-        target = args.target or default_target(args.config)
+        settings = configured(args.config)
+        target = args.target or listen_target(settings.listen)
+        flags = ClientSettings(args.tls_ca, args.tls_cert, args.tls_key)
+        tls = ClientTLS.chosen(flags, settings.client, args.config)
         token = read_token(args.token_file) if args.token_file else None
-        with Daemon(target, token=token, timeout=args.timeout) as daemon:
+        with Daemon(target, token=token, timeout=args.timeout, tls=tls) as daemon:
             status: int = args.operate(daemon, args, Output(args.json))
             return status
-    except ErrordError as error:  # CommandError, or the ConfigError of --config
+    except ErrordError as error:  # CommandError, TLSFileError, or the ConfigError of --config
         print(f"errord: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     except KeyboardInterrupt:
@@ -312,6 +360,15 @@ def run_operator(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         _discard_stdout()
         return 0
+
+
+def _unpaired_tls_flag(args: argparse.Namespace) -> str | None:
+    """What is wrong when only one of ``--tls-cert`` and ``--tls-key`` is given."""
+    if args.tls_cert is not None and args.tls_key is None:
+        return f"--tls-cert {args.tls_cert} needs --tls-key, its private key"
+    if args.tls_key is not None and args.tls_cert is None:
+        return f"--tls-key {args.tls_key} needs --tls-cert, the certificate it is the key of"
+    return None
 
 
 def _discard_stdout() -> None:

@@ -53,7 +53,8 @@
     keepalive_min_ping_seconds = 10.0   # two client pings sooner than this: GOAWAY too_many_pings
     keepalive_permit_without_calls = true  # pings on a connection with no call in progress
 
-Relative paths in the file are relative to the file's directory.
+Relative paths in the file are relative to the file's directory. A ``[client]`` table
+says how the operator commands reach the daemon (errord/client_config.py).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ from pathlib import Path
 from typing import Any
 
 from errord.alerts import AlertThresholds
+from errord.client_config import ClientSettings
 from errord.decide.model import RetryBudget
 from errord.decide.model_message import MessageFormat
 from errord.errors import ConfigError
@@ -213,6 +215,8 @@ class Settings:
     """The shortest interval between a client's pings that is not abuse."""
     keepalive_permit_without_calls: bool = Limits.keepalive_permit_without_calls
     """Whether clients may ping a connection with no call in progress."""
+    client: ClientSettings = field(default_factory=ClientSettings)
+    """How the operator commands reach this daemon: the ``[client]`` table."""
 
     def __post_init__(self) -> None:
         problems = [*self._problems(), *self._access_problems()]
@@ -334,7 +338,7 @@ class Settings:
             try:
                 values[key] = _setting(path, text, key, value)
             except ConfigError as error:
-                problems.append(str(error))
+                problems.extend(str(error).splitlines())
         try:
             settings = cls(**values)
         except ConfigError as error:  # each line "setting: problem"
@@ -388,6 +392,8 @@ def _setting(path: Path, text: str, key: str, value: Any) -> Any:
         "keepalive_min_ping_seconds": (int, float),
         "keepalive_permit_without_calls": (bool,),
     }
+    if key == "client":
+        return ClientSettings.from_table(path, text, value)
     where = f"{path}:{line_of(text, key)}"
     if key not in types:
         known = ", ".join(f.name for f in fields(Settings))

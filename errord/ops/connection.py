@@ -1,7 +1,9 @@
-"""How the operator commands reach a running daemon: its address, the bearer token, the calls.
+"""How the operator commands reach a running daemon: its address, TLS, the bearer token, the
+calls.
 
-``Daemon`` wraps one gRPC channel. Every call carries the ``authorization:
-Bearer TOKEN`` metadata when a token was given, and every failed call becomes a
+``Daemon`` wraps one gRPC channel, over TLS when ``ClientTLS`` files were given
+(errord.ops.client_tls). Every call carries the ``authorization: Bearer TOKEN``
+metadata when a token was given, and every failed call becomes a
 ``CommandError`` holding the daemon's status code and message, which the
 command prints instead of a traceback.
 """
@@ -22,6 +24,7 @@ from grpc_health.v1 import health_pb2_grpc
 
 from errord.config import Settings
 from errord.errors import ErrordError
+from errord.ops.client_tls import ClientTLS, unreachable
 
 CALL_TIMEOUT = 10.0
 """Seconds a unary call may take unless ``--timeout`` says otherwise."""
@@ -57,7 +60,17 @@ def default_target(config: Path | None) -> str:
     A wildcard listen address (``0.0.0.0``, ``[::]``) is reached over loopback.
     Raises ConfigError for an unreadable or invalid settings file.
     """
-    listen = Settings.from_toml(config).listen if config else Settings().listen
+    return listen_target(configured(config).listen)
+
+
+def configured(config: Path | None) -> Settings:
+    """The settings of the file ``config``, else the embedded defaults; raises ConfigError
+    for an unreadable or invalid file."""
+    return Settings.from_toml(config) if config else Settings()
+
+
+def listen_target(listen: str) -> str:
+    """Where a daemon listening on ``listen`` answers: a wildcard host over loopback."""
     host, colon, port = listen.rpartition(":")
     if colon and host in _WILDCARD_HOSTS:
         listen = f"{_WILDCARD_HOSTS[host]}:{port}"
@@ -79,15 +92,22 @@ def read_token(path: Path) -> str:
 
 
 class Daemon:
-    """A channel to a running errord; each call carries the token and the timeout."""
+    """A channel to a running errord, over TLS with ``tls``; each call carries the token and
+    the timeout."""
 
     def __init__(
-        self, target: str, *, token: str | None = None, timeout: float = CALL_TIMEOUT
+        self,
+        target: str,
+        *,
+        token: str | None = None,
+        timeout: float = CALL_TIMEOUT,
+        tls: ClientTLS | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
+        self.tls = tls
         self._metadata = (("authorization", f"Bearer {token}"),) if token else None
-        self._channel = grpc.insecure_channel(target)
+        self._channel = _channel(target, tls)
         self.errors: Any = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
         self.operators: Any = errord_pb2_grpc.OperatorServiceStub(self._channel)
         self.health: Any = health_pb2_grpc.HealthStub(self._channel)
@@ -128,5 +148,16 @@ class Daemon:
             return CommandError(f"UNKNOWN: {error}")
         code, details = error.code(), error.details()
         if code is grpc.StatusCode.UNAVAILABLE:
-            details = f"no errord answering at {self.target} ({details})"
+            details = unreachable(self.target, details, self.tls)
         return CommandError(f"{code.name}: {details}", code)
+
+
+def _channel(target: str, tls: ClientTLS | None) -> grpc.Channel:
+    if tls is None:
+        return grpc.insecure_channel(target)
+    if target.startswith("unix:"):
+        raise CommandError(
+            f"{target} is a unix socket, and errord serves TLS on TCP only: leave out "
+            "--tls-ca, --tls-cert and --tls-key (and the config's [client] table)"
+        )
+    return grpc.secure_channel(target, tls.credentials())
