@@ -315,6 +315,19 @@ def test_a_wrong_ca_is_a_failed_handshake_in_one_line(
         )
 
 
+def test_without_tls_ca_a_client_certificate_trusts_the_systems_cas(
+    tls_daemon: TLSDaemon,
+) -> None:
+    """As grpcurl without -cacert: a private CA is not among them, and the line says so."""
+    client = tls_daemon.pki.client
+    flags = ["--tls-cert", str(client.cert), "--tls-key", str(client.key)]
+    status, _, stderr = run_command("health", "--target", tls_daemon.address, *flags)
+    assert status == 1
+    line = one_line(stderr)
+    assert "failed: its certificate is not signed by a CA the system trusts (" in line
+    assert line.endswith("); give --tls-ca")
+
+
 def test_a_certificate_for_another_host_is_named(tls_daemon: TLSDaemon, tmp_path: Path) -> None:
     """The server certificate is for localhost and 127.0.0.1, not ::ffff:127.0.0.1."""
     port = tls_daemon.address.rpartition(":")[2]

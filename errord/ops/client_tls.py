@@ -128,9 +128,10 @@ def _handshake_failed(target: str, details: str, tls: ClientTLS | None) -> str:
     code = reason["code"] if reason else ""
     if reason and code == "CERTIFICATE_VERIFY_FAILED":
         unsigned = f"{failed}: its certificate is not signed by a CA"
+        why = reason["text"] or code
         if tls and tls.ca:
-            return f"{unsigned} in {tls.ca} ({reason['text']})"
-        return f"{unsigned} the system trusts ({reason['text']}); give --tls-ca"
+            return f"{unsigned} in {tls.ca} ({why})"
+        return f"{unsigned} the system trusts ({why}); give --tls-ca"
     if "Hostname Verification" in details:
         return f"{failed}: its certificate is not for the host of {target}"
     if code == "WRONG_VERSION_NUMBER":
