@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import operator
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 
@@ -32,18 +33,26 @@ EVERY_TURN = ""
 class Published:
     """A committed event as watchers receive it, shared by all of them: encoded at most once."""
 
-    __slots__ = ("_encode", "_encoded", "event")
+    __slots__ = ("encoded", "event")
 
     def __init__(self, event: TraceEvent) -> None:
         self.event = event
-        self._encode: Encode | None = None
-        self._encoded = b""
+        self.encoded = b""
+        """The event's wire encoding, made by the first watcher that sends it; empty until then."""
 
-    def encoded(self, encode: Encode) -> bytes:
-        """``encode(event)``, computed for the first watcher that asks and kept for the others."""
-        if encode is not self._encode:
-            self._encoded, self._encode = encode(self.event), encode
-        return self._encoded
+
+ENCODED = operator.attrgetter("encoded")
+
+
+def encodings(batch: list[Published], encode: Encode) -> list[bytes]:
+    """The wire encoding of each event of ``batch``, made once per event for every watcher."""
+    found = list(map(ENCODED, batch))
+    if all(found):  # as for every watcher but the first: no Python code runs per event
+        return found
+    for published in batch:
+        if not published.encoded:
+            published.encoded = encode(published.event)
+    return list(map(ENCODED, batch))
 
 
 class Audience:
@@ -175,7 +184,7 @@ class Subscription:
         lists: every event committed since the watcher last asked. One that asks again only
         once it has sent what it had costs one send per ask, however many events came."""
         async for batch in self._batches():
-            yield [published.encoded(encode) for published in batch]
+            yield encodings(batch, encode)
 
     async def coalesced(self, encode: Encode, interval: float) -> AsyncIterator[list[bytes]]:
         """Each event's shared ``encode``, as lists: the events committed over ``interval``
@@ -183,7 +192,7 @@ class Subscription:
         async for batch in self._batches():
             await asyncio.sleep(interval)
             batch += self._fresh(self._audience.take(self))
-            yield [published.encoded(encode) for published in batch]
+            yield encodings(batch, encode)
 
     async def _batches(self) -> AsyncIterator[list[Published]]:
         """What the audience holds for this watcher, as it arrives, never sent before."""
@@ -203,7 +212,10 @@ class Subscription:
 
     def _fresh(self, taken: list[Published]) -> list[Published]:
         """The events of ``taken`` after the last one the watcher has; it has them now."""
-        fresh = [published for published in taken if published.event.sequence > self.after]
+        if taken and taken[0].event.sequence > self.after:  # as always once live: every one
+            fresh = taken
+        else:
+            fresh = [published for published in taken if published.event.sequence > self.after]
         if fresh:
             self.after = fresh[-1].event.sequence
         return fresh

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
 
@@ -40,7 +40,7 @@ from errord.handler import ErrorHandler
 from errord.limits import LimitExceeded, Limits, WatcherSlots
 from errord.state.feed import TraceFeed
 from errord.wire import convert
-from errord.wire.budget import FIELD_OVERHEAD, grouped
+from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
 from errord.wire.decoding import decode
 
 log = logging.getLogger(__name__)
@@ -306,12 +306,14 @@ class ErrorHandlerService:
                     subscription.after = event.sequence
                     yield self.watch_response(event)
             if watch.batch_interval:
-                live = subscription.coalesced(self.watch_response, watch.batch_interval)
+                live = subscription.coalesced(self.watch_element, watch.batch_interval)
             else:
-                live = subscription.batched(self.watch_response)
-            async for encoded in live:
-                for group in grouped(encoded, len):
-                    yield group[0] if len(group) == 1 else as_events(group)
+                live = subscription.batched(self.watch_element)
+            async for elements in live:
+                for response in as_responses(elements):
+                    yield response
+                if not watch.batch_interval:
+                    await asyncio.sleep(self.watchers.taken / WATCH_WRITES_PER_SECOND)
         except Exception as error:  # every error is answered with a status, never UNKNOWN
             await abort(context, error)
         finally:
@@ -320,15 +322,27 @@ class ErrorHandlerService:
 
     @staticmethod
     def watch_response(event: TraceEvent) -> bytes:
-        """What WatchTrace sends for ``event``: a serialized WatchTraceResponse."""
+        """What WatchTrace sends for ``event`` alone: a serialized WatchTraceResponse."""
         return pb.WatchTraceResponse(event=convert.trace_event_to_proto(event)).SerializeToString()
+
+    @staticmethod
+    def watch_element(event: TraceEvent) -> bytes:
+        """``event`` as one element of WatchTraceResponse's ``events``, serialized: a response
+        holding several events is their elements one after the other."""
+        return pb.WatchTraceResponse(
+            events=[convert.trace_event_to_proto(event)]
+        ).SerializeToString()
 
 
 CLIENT_GONE_WAIT = 10.0
 """Seconds a watch whose write failed waits for grpc to cancel it (it does at once when
 the client went away)."""
-ONE_EVENT, EVENTS = b"\x0a", b"\x12"
-"""The tags of WatchTraceResponse's fields 1 (event) and 2 (events), length-delimited."""
+WATCH_WRITES_PER_SECOND = 2000
+"""Responses all watchers together are sent at most, under load: after each response a
+watcher without a batch_interval waits its share (the watchers open / this) before it
+takes what came meanwhile; a watcher that was idle longer sends a new event at once."""
+ONE_EVENT = b"\x0a"
+"""The tag of WatchTraceResponse's field 1 (event), length-delimited; ``events`` is 2."""
 
 
 async def client_gone(context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -342,12 +356,17 @@ async def client_gone(context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await asyncio.sleep(CLIENT_GONE_WAIT)
 
 
-def as_events(responses: list[bytes]) -> bytes:
-    """One WatchTraceResponse holding, in ``events``, the event of each one-event response
-    given: on the wire a repeated field is its elements one after the other, each under
-    the field's tag, so the shared encodings are reused as they are."""
-    assert all(response[:1] == ONE_EVENT for response in responses)
-    return b"".join(EVENTS + response[1:] for response in responses)
+def as_responses(elements: list[bytes]) -> Iterator[bytes]:
+    """Serialized WatchTraceResponses holding the events of ``elements`` (each one element
+    of ``events``, serialized) in order, within RESPONSE_BUDGET bytes each: one event in
+    ``event``, several in ``events``. On the wire a repeated field is its elements one after
+    the other, so the shared encodings are joined as they are."""
+    if sum(map(len, elements)) <= RESPONSE_BUDGET:
+        groups: Iterable[list[bytes]] = [elements]
+    else:
+        groups = grouped(elements, len)
+    for group in groups:
+        yield ONE_EVENT + group[0][1:] if len(group) == 1 else b"".join(group)
 
 
 def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
