@@ -23,7 +23,7 @@ from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
 from errord.state.feed import TraceFeed
 from errord.wire.budget import RESPONSE_BUDGET
-from tests.conftest import InProcessDaemon
+from tests.conftest import DaemonProcess
 
 Stub: TypeAlias = Any  # the generated grpc stubs are untyped
 
@@ -63,11 +63,13 @@ async def test_a_watcher_takes_every_event_committed_since_it_last_asked_in_one_
 
 
 @pytest.fixture
-async def stubs(daemon: InProcessDaemon) -> AsyncIterator[tuple[Stub, Stub]]:
-    """A stub of grpc's default channel, and one of a channel that never reads by itself."""
+async def stubs(daemon_process: DaemonProcess) -> AsyncIterator[tuple[Stub, Stub]]:
+    """Against errord as its own process: a stub of grpc's default channel, and one of a
+    channel that never reads by itself."""
+    address = daemon_process.address
     async with (
-        grpc.aio.insecure_channel(daemon.address) as channel,
-        grpc.aio.insecure_channel(daemon.address, options=NEVER_READING) as slow_channel,
+        grpc.aio.insecure_channel(address) as channel,
+        grpc.aio.insecure_channel(address, options=NEVER_READING) as slow_channel,
     ):
         yield (
             errord_pb2_grpc.ErrorHandlerServiceStub(channel),
