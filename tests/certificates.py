@@ -1,5 +1,5 @@
 """Certificates made at test time with the ``openssl`` command: a CA, and the certificates
-it signs for a server on localhost and 127.0.0.1 and for a client.
+it signs for a server on localhost and 127.0.0.1 and for a client; or a self-signed one.
 
 Each is an EC P-256 key, valid for a day, in PEM files in a test's own directory.
 """
@@ -24,6 +24,11 @@ class Certificate:
     cert: Path
     key: Path
 
+    @property
+    def pair(self) -> tuple[bytes, bytes]:
+        """The private key and the certificate, as grpc's credentials take them."""
+        return self.key.read_bytes(), self.cert.read_bytes()
+
 
 @dataclass(frozen=True)
 class Authority:
@@ -43,6 +48,16 @@ def authority(directory: Path, name: str) -> Authority:
         _signed(directory, f"{name}-server", ca, SERVER_EXTENSIONS),
         _signed(directory, f"{name}-client", ca, CLIENT_EXTENSIONS),
     )
+
+
+def self_signed(directory: Path, name: str) -> Certificate:
+    """A self-signed certificate (its own CA) for localhost and 127.0.0.1."""
+    made = Certificate(directory / f"{name}.pem", directory / f"{name}.key")
+    _openssl(
+        *("req", "-x509", *_new_key(made.key), "-days", "1", "-subj", f"/CN={name}"),
+        *("-out", str(made.cert), "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+    )
+    return made
 
 
 def _certificate_authority(directory: Path, name: str) -> Certificate:

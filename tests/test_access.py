@@ -16,7 +16,6 @@ import stat
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,8 @@ from errord.config import Settings
 from errord.errors import ConfigError, ListenError
 from errord.wire.access import INVALID, MISSING, check_bearer
 from errord.wire.server import Access, warn_if_exposed
-from tests.conftest import (
+from tests.certificates import self_signed
+from tests.helpers import (
     START_TIMEOUT,
     InProcessDaemon,
     errord_command,
@@ -307,36 +307,6 @@ async def test_reflection_false_turns_reflection_off_on_loopback(tmp_path: Path)
 
 
 # TLS
-
-
-@dataclass(frozen=True)
-class Certificate:
-    cert: Path
-    key: Path
-
-    @property
-    def pair(self) -> tuple[bytes, bytes]:
-        return self.key.read_bytes(), self.cert.read_bytes()
-
-
-def self_signed(directory: Path, name: str) -> Certificate:
-    """A self-signed certificate (its own CA) for localhost and 127.0.0.1."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("the openssl command is not installed")
-    cert, key = directory / f"{name}.pem", directory / f"{name}.key"
-    subprocess.run(
-        [
-            openssl,
-            *("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"),
-            *("-nodes", "-days", "1", "-subj", f"/CN={name}", "-keyout", str(key)),
-            *("-out", str(cert), "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    return Certificate(cert, key)
 
 
 async def test_over_tls_a_client_trusting_the_cert_succeeds_and_plaintext_fails(

@@ -25,7 +25,7 @@ from errord.state.feed import TraceFeed
 from errord.wire.operator import OperatorService
 from errord.wire.server import start_server
 from errord.wire.service import ErrorHandlerService
-from tests.conftest import InProcessDaemon, start_in_process
+from tests.helpers import InProcessDaemon, call_raw, start_in_process, violations
 
 SERVICE = "/errord.v1.ErrorHandlerService/"
 
@@ -34,31 +34,6 @@ SERVICE = "/errord.v1.ErrorHandlerService/"
 async def channel(daemon: InProcessDaemon) -> AsyncIterator[grpc.aio.Channel]:
     async with grpc.aio.insecure_channel(daemon.address) as opened:
         yield opened
-
-
-async def call_raw(channel: grpc.aio.Channel, method: str, payload: bytes) -> bytes:
-    identity: Any = None
-    call = channel.unary_unary(
-        SERVICE + method, request_serializer=identity, response_deserializer=identity
-    )
-    return await call(payload)  # type: ignore[no-any-return]
-
-
-async def violations(channel: grpc.aio.Channel, method: str, payload: bytes) -> dict[str, str]:
-    """The field violations of the INVALID_ARGUMENT the call must fail with."""
-    with pytest.raises(grpc.aio.AioRpcError) as failed:
-        await call_raw(channel, method, payload)
-    error = failed.value
-    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, error.details()
-    status = rpc_status.from_call(error)
-    assert status is not None
-    found = {}
-    for detail in status.details:
-        bad_request = error_details_pb2.BadRequest()
-        assert detail.Unpack(bad_request)
-        found.update({v.field: v.description for v in bad_request.field_violations})
-    assert all(field in (error.details() or "") for field in found)
-    return found
 
 
 def failure(**fields: Any) -> bytes:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, DaemonProcess, subprocess_env
+from tests.helpers import ROOT, DaemonProcess, subprocess_env
 
 
 def run(*args: str) -> str:

@@ -20,8 +20,7 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import DaemonProcess, run_errord, start_process
-from tests.test_grpcurl import grpcurl
+from tests.helpers import DaemonProcess, grpcurl, run_errord, start_process
 
 COOLDOWN = 2.0
 METRICS = re.compile(r"metrics on http://(\S+)/metrics")
@@ -271,18 +270,18 @@ def test_operators_use_grpcurl_and_the_cli(errord: DaemonProcess) -> None:
     assert reset["event"]["breaker"]["change"] == "BREAKER_CHANGE_RESET"
     assert reset["event"]["breaker"]["by"] == "ops: backend fixed"
 
-    stats = run_cli("stats", "search", "--address", errord.address)
+    stats = run_errord("stats", "search", "--address", errord.address)
     assert stats.returncode == 0, stats.stderr
     assert stats.stdout.startswith("search  breaker CLOSED, opened 1 time\n")
     assert "executions 3: 0 succeeded, 3 failed (3 transient, 0 permanent), 3 timeouts" in (
         stats.stdout
     )
-    forced = run_cli("breaker", "open", "search_backup", "--address", errord.address)
+    forced = run_errord("breaker", "open", "search_backup", "--address", errord.address)
     assert (
         forced.stdout.strip()
         == "search_backup  breaker OPEN (forced open until reset), opened 1 time"
     )
-    unknown = run_cli("breaker", "reset", "serch", "--address", errord.address)
+    unknown = run_errord("breaker", "reset", "serch", "--address", errord.address)
     assert unknown.returncode == 1
     assert unknown.stderr.strip() == (
         "errord: NOT_FOUND: no tool 'serch': it has no manifest and errord has no report of it"
@@ -290,9 +289,6 @@ def test_operators_use_grpcurl_and_the_cli(errord: DaemonProcess) -> None:
 
 
 def test_the_cli_says_when_no_daemon_answers(tmp_path: Path) -> None:
-    result = run_cli("stats", "--address", "127.0.0.1:9")
+    result = run_errord("stats", "--address", "127.0.0.1:9")
     assert result.returncode == 1
     assert result.stderr.startswith("errord: UNAVAILABLE: no errord answering at 127.0.0.1:9")
-
-
-run_cli = run_errord

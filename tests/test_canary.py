@@ -22,8 +22,8 @@ from errord_client import AsyncErrordClient, failure_request, pb, planned_call
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from tests.conftest import START_TIMEOUT, InProcessDaemon
-from tests.test_redact import LEAKS, Leak
+from tests.fixtures.leaks import LEAKS, Leak
+from tests.helpers import START_TIMEOUT, InProcessDaemon
 
 TURN = "turn-canary"
 TOOL = "flight_search"

@@ -11,7 +11,7 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from tests.conftest import run_errord, start_process, subprocess_env
+from tests.helpers import run_errord, start_process, subprocess_env
 
 VALID = """\
 tools:

@@ -27,7 +27,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from errord.cli import main
 from errord.ops.connection import default_target, grpc_target
 from errord.ops.trace_lines import event_line
-from tests.conftest import DaemonProcess, errord_command, run_errord, start_process, subprocess_env
+from tests.helpers import DaemonProcess, errord_command, run_errord, start_process, subprocess_env
 
 DAEMON_COMMANDS = [
     ["trace", "T"],
@@ -46,14 +46,12 @@ LINE_TIMEOUT = 60.0
 
 @pytest.fixture(scope="module")
 def errord(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    """One daemon on a loopback port for the module; each test uses its own turns and tools."""
+    """One daemon on a loopback port for the module: each test reports to turns and tools no
+    other test touches, so none reads another's breakers, stats or memory."""
     directory = tmp_path_factory.mktemp("errord")
     running = start_process("--listen", "127.0.0.1:0", "--db", str(directory / "errord.db"))
     yield running
     running.terminate(signal.SIGKILL)
-
-
-run_cli = run_errord
 
 
 def report_retried_call(address: str, turn_id: str, tool: str) -> None:
@@ -80,7 +78,7 @@ def kinds(lines: list[str], *, column: int = 2) -> list[str]:
 
 def test_trace_prints_one_line_per_event_oldest_first(errord: DaemonProcess) -> None:
     report_retried_call(errord.address, "trace-human", "trace_tool")
-    result = run_cli("trace", "trace-human", "--target", errord.address)
+    result = run_errord("trace", "trace-human", "--target", errord.address)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert kinds(lines) == ["turn_began", "failure", "failure", "outcome", "turn_ended"]
@@ -94,13 +92,13 @@ def test_trace_prints_one_line_per_event_oldest_first(errord: DaemonProcess) -> 
 
 
 def test_trace_json_is_the_turns_events_as_proto3_json(errord: DaemonProcess) -> None:
-    report_retried_call(errord.address, "trace-json", "trace_tool")
-    result = run_cli("trace", "trace-json", "--target", errord.address, "--json")
+    report_retried_call(errord.address, "trace-json", "trace_json_tool")
+    result = run_errord("trace", "trace-json", "--target", errord.address, "--json")
     assert result.returncode == 0, result.stderr
     events = json.loads(result.stdout)["events"]
     assert [event["turnId"] for event in events] == ["trace-json"] * 5
     failure = events[1]
-    assert (failure["callId"], failure["tool"], failure["attempt"]) == ("c1", "trace_tool", 1)
+    assert (failure["callId"], failure["tool"], failure["attempt"]) == ("c1", "trace_json_tool", 1)
     assert failure["failure"]["decision"]["action"] == "RECOVERY_ACTION_RETRY"
     assert events[3]["outcome"]["outcome"] == "OUTCOME_SUCCESS"
     assert "turnEnded" in events[4]
@@ -118,7 +116,7 @@ def test_trace_follows_the_page_tokens_to_the_end(errord: DaemonProcess) -> None
         for start in range(0, len(failures), 250):
             client.report_failures(failures[start : start + 250])
         expected = [event.sequence for event in client.get_turn_trace("trace-long")]
-    result = run_cli("trace", "trace-long", "--target", errord.address, "--json")
+    result = run_errord("trace", "trace-long", "--target", errord.address, "--json")
     assert result.returncode == 0, result.stderr
     shown = [int(event["sequence"]) for event in json.loads(result.stdout)["events"]]
     assert len(shown) > 1000
@@ -126,7 +124,7 @@ def test_trace_follows_the_page_tokens_to_the_end(errord: DaemonProcess) -> None
 
 
 def test_trace_of_an_unknown_turn_prints_the_daemons_status(errord: DaemonProcess) -> None:
-    result = run_cli("trace", "no-such-turn", "--target", errord.address)
+    result = run_errord("trace", "no-such-turn", "--target", errord.address)
     assert result.returncode == 1
     assert result.stderr == "errord: NOT_FOUND: no trace events for turn 'no-such-turn'\n"
     assert result.stdout == ""
@@ -188,7 +186,7 @@ def test_tail_prints_events_reported_after_it_started_and_ctrl_c_ends_it(
     with ErrordClient(errord.address) as client:
         for attempt in range(1, 1000):
             client.report_failure(
-                turn_id="tail-live", call_id=f"c{attempt}", tool="tail_tool", attempt=1
+                turn_id="tail-live", call_id=f"c{attempt}", tool="tail_live_tool", attempt=1
             )
             try:
                 line = tail.next_line(timeout=0.5)
@@ -205,7 +203,7 @@ def test_tail_prints_events_reported_after_it_started_and_ctrl_c_ends_it(
 def test_tail_json_prints_one_object_per_line_from_after_sequence(
     errord: DaemonProcess, start_tail: Callable[..., Tail]
 ) -> None:
-    report_retried_call(errord.address, "tail-json", "tail_tool")
+    report_retried_call(errord.address, "tail-json", "tail_json_tool")
     with ErrordClient(errord.address) as client:
         began, first_failure, *_ = client.get_turn_trace("tail-json")
     tail = start_tail("--after", str(began.sequence), "--target", errord.address, "--json")
@@ -220,7 +218,7 @@ def test_tail_json_prints_one_object_per_line_from_after_sequence(
 def test_tail_of_every_turn_names_each_events_turn(
     errord: DaemonProcess, start_tail: Callable[..., Tail]
 ) -> None:
-    report_retried_call(errord.address, "tail-every", "tail_tool")
+    report_retried_call(errord.address, "tail-every", "tail_every_tool")
     with ErrordClient(errord.address) as client:
         began = client.get_turn_trace("tail-every")[0]
     tail = start_tail("--after", str(began.sequence - 1), "--target", errord.address)
@@ -232,12 +230,12 @@ def test_tail_of_every_turn_names_each_events_turn(
 def test_breakers_lists_every_breaker_as_breaker_list_does(errord: DaemonProcess) -> None:
     with ErrordClient(errord.address) as client:
         client.report_failure(turn_id="breakers", call_id="c1", tool="listed_tool", attempt=1)
-    listed = run_cli("breakers", "--target", errord.address)
+    listed = run_errord("breakers", "--target", errord.address)
     assert listed.returncode == 0, listed.stderr
     lines = [" ".join(line.split()) for line in listed.stdout.splitlines()]  # tools padded
     assert "listed_tool breaker CLOSED, 1 consecutive failures, opened 0 times" in lines
-    assert run_cli("breaker", "list", "--target", errord.address).stdout == listed.stdout
-    as_json = json.loads(run_cli("breakers", "--target", errord.address, "--json").stdout)
+    assert run_errord("breaker", "list", "--target", errord.address).stdout == listed.stdout
+    as_json = json.loads(run_errord("breakers", "--target", errord.address, "--json").stdout)
     by_tool = {breaker["tool"]: breaker for breaker in as_json["breakers"]}
     assert by_tool["listed_tool"]["effectivePhase"] == "BREAKER_PHASE_CLOSED"
 
@@ -247,27 +245,27 @@ def test_stats_and_memory_take_the_common_options(errord: DaemonProcess) -> None
         client.report_failure(
             turn_id="stats", call_id="c1", tool="stats_tool", attempt=1, message="disk full"
         )
-    stats = run_cli("stats", "stats_tool", "--target", errord.address, "--timeout", "30")
+    stats = run_errord("stats", "stats_tool", "--target", errord.address, "--timeout", "30")
     assert stats.returncode == 0, stats.stderr
     assert stats.stdout.startswith("stats_tool  breaker CLOSED")
     as_json = json.loads(
-        run_cli("stats", "stats_tool", "--target", errord.address, "--json").stdout
+        run_errord("stats", "stats_tool", "--target", errord.address, "--json").stdout
     )
     assert [tool["tool"] for tool in as_json["tools"]] == ["stats_tool"]
-    memory = run_cli("memory", "stats_tool", "--target", errord.address, "--json")
+    memory = run_errord("memory", "stats_tool", "--target", errord.address, "--json")
     assert memory.returncode == 0, memory.stderr
     assert isinstance(json.loads(memory.stdout), dict)
 
 
 def test_health_says_serving_for_the_server_and_each_service(errord: DaemonProcess) -> None:
-    result = run_cli("health", "--target", errord.address)
+    result = run_errord("health", "--target", errord.address)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "SERVING  (server)",
         "SERVING  errord.v1.ErrorHandlerService",
         "SERVING  errord.v1.OperatorService",
     ]
-    as_json = json.loads(run_cli("health", "--target", errord.address, "--json").stdout)
+    as_json = json.loads(run_errord("health", "--target", errord.address, "--json").stdout)
     assert as_json == {
         "": {"status": "SERVING"},
         "errord.v1.ErrorHandlerService": {"status": "SERVING"},
@@ -277,7 +275,7 @@ def test_health_says_serving_for_the_server_and_each_service(errord: DaemonProce
 
 def test_health_fails_where_nothing_listens(tmp_path: Path) -> None:
     socket_path = tmp_path / "nobody.sock"
-    result = run_cli("health", "--target", str(socket_path))
+    result = run_errord("health", "--target", str(socket_path))
     assert result.returncode == 1
     assert result.stderr.startswith(
         f"errord: UNAVAILABLE: no errord answering at unix:{socket_path} ("
@@ -293,10 +291,10 @@ def test_a_unix_socket_is_reached_by_its_path_unix_path_or_the_config(tmp_path: 
     config.write_text(f'listen = "unix:{socket_path}"\n')
     try:
         report_retried_call(daemon.address, "over-unix", "unix_tool")
-        by_path = run_cli("trace", "over-unix", "--target", str(socket_path))
-        by_uri = run_cli("breakers", "--target", f"unix:{socket_path}")
-        by_config = run_cli("health", "--config", str(config))
-        by_alias = run_cli("stats", "unix_tool", "--address", str(socket_path))
+        by_path = run_errord("trace", "over-unix", "--target", str(socket_path))
+        by_uri = run_errord("breakers", "--target", f"unix:{socket_path}")
+        by_config = run_errord("health", "--config", str(config))
+        by_alias = run_errord("stats", "unix_tool", "--address", str(socket_path))
     finally:
         assert daemon.terminate() == 0
     assert by_path.returncode == 0, by_path.stderr
@@ -308,12 +306,12 @@ def test_a_unix_socket_is_reached_by_its_path_unix_path_or_the_config(tmp_path: 
 
 def test_a_missing_or_empty_token_file_is_named(tmp_path: Path, errord: DaemonProcess) -> None:
     missing = tmp_path / "missing-token"
-    result = run_cli("breakers", "--target", errord.address, "--token-file", str(missing))
+    result = run_errord("breakers", "--target", errord.address, "--token-file", str(missing))
     assert result.returncode == 1
     assert result.stderr == f"errord: cannot read token file {missing}: No such file or directory\n"
     empty = tmp_path / "empty-token"
     empty.write_text(" \n")
-    result = run_cli("health", "--target", errord.address, "--token-file", str(empty))
+    result = run_errord("health", "--target", errord.address, "--token-file", str(empty))
     assert (result.returncode, result.stderr) == (1, f"errord: token file {empty} is empty\n")
 
 
@@ -328,12 +326,12 @@ def test_a_daemon_that_requires_a_token_answers_the_token_file(tmp_path: Path) -
     try:
         with ErrordClient(daemon.address, token="s3cr3t-t0ken") as client:
             client.report_failure(turn_id="with-token", call_id="c1", tool="search", attempt=1)
-        refused = run_cli("stats", "--target", daemon.address)
-        stats = run_cli("stats", "--target", daemon.address, "--token-file", str(token))
-        trace = run_cli(
+        refused = run_errord("stats", "--target", daemon.address)
+        stats = run_errord("stats", "--target", daemon.address, "--token-file", str(token))
+        trace = run_errord(
             "trace", "with-token", "--target", daemon.address, "--token-file", str(token)
         )
-        health = run_cli("health", "--target", daemon.address)
+        health = run_errord("health", "--target", daemon.address)
     finally:
         assert daemon.terminate() == 0
     assert refused.returncode == 1

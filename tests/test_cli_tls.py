@@ -24,7 +24,7 @@ from errord.cli import main
 from errord.config import Settings
 from errord.errors import ConfigError
 from tests.certificates import Authority, authority
-from tests.conftest import DaemonProcess, errord_command, run_errord, start_process, subprocess_env
+from tests.helpers import DaemonProcess, errord_command, run_errord, start_process, subprocess_env
 
 TOKEN = "tls-t0ken"
 TURN = "over-tls"

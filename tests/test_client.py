@@ -34,8 +34,8 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from errord.config import Settings
-from tests.conftest import start_in_process
-from tests.test_access import self_signed
+from tests.certificates import self_signed
+from tests.helpers import start_in_process
 
 DECISION = pb.RecoveryDecision(decision_id="d-1", action=pb.RECOVERY_ACTION_RETRY, turn_id="t-1")
 OUTCOME_EVENT = pb.TraceEvent(sequence=3, turn_id="t-1", outcome=pb.OutcomeEvent(decision_id="d-1"))

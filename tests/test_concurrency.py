@@ -13,7 +13,7 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
-from tests.conftest import DaemonProcess, start_process
+from tests.helpers import DaemonProcess, start_process
 
 CLIENTS = 16
 

@@ -30,8 +30,8 @@ from errord.decide.model import (
 from errord.errors import StoreError
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from tests.conftest import DaemonProcess, start_process
 from tests.harness import Harness
+from tests.helpers import DaemonProcess, start_process
 
 CALM = BreakerPolicy(failure_threshold=1000)
 SEARCH_SCHEMA = {

@@ -19,8 +19,8 @@ from errord.errors import CorruptDatabase
 from errord.state.projections import Projections
 from errord.state.store import Store
 from errord.state.store.connection import check_sound, closed_cleanly, connect
-from tests.conftest import start_process, subprocess_env
 from tests.fakes import FakeClock
+from tests.helpers import start_process, subprocess_env
 from tests.reliability.salvage import run as damage_and_restart
 
 

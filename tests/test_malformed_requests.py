@@ -12,101 +12,33 @@ from __future__ import annotations
 
 import base64
 import itertools
-import json
 import os
-import random
-import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 from errord_client.v1 import errord_pb2 as pb
-from google.protobuf import duration_pb2, message, message_factory, struct_pb2
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
+from google.protobuf import duration_pb2, message, struct_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from errord.wire.convert import MAX_ATTEMPT, MAX_DURATION_SECONDS, MAX_SEQUENCE
-from tests.conftest import DaemonProcess, start_process
 from tests.fixtures.malformed.build_corpus import deep_list, deep_struct, field
+from tests.fixtures.malformed.requests import (
+    INVALID,
+    UNARY,
+    ask,
+    bad_payloads,
+    decodes,
+    load_corpus,
+    new_report,
+    resident_kib,
+    send,
+)
+from tests.helpers import DaemonProcess, start_process
 
-CORPUS = Path(__file__).parent / "fixtures" / "malformed" / "corpus.json"
 LONG = os.environ.get("ERRORD_LONG") == "1"
-TRAILER_LIMIT = 4096 + 512
-"""Bytes of trailers an answer may take: errord's budget, and grpc's own headers."""
-INVALID = grpc.StatusCode.INVALID_ARGUMENT
-NEVER = (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL)
-
-
-def request_types() -> dict[str, tuple[str, type[message.Message]]]:
-    """Each method's path and request type, by method name."""
-    found = {}
-    for service in pb.DESCRIPTOR.services_by_name.values():
-        for method in service.methods:
-            kind = message_factory.GetMessageClass(method.input_type)
-            found[method.name] = (f"/{service.full_name}/{method.name}", kind)
-    return found
-
-
-METHODS = request_types()
-UNARY = sorted(name for name in METHODS if name != "WatchTrace")
-
-
-@dataclass(frozen=True)
-class Answer:
-    code: grpc.StatusCode
-    details: str
-    fields: dict[str, str]
-    """The BadRequest's violations, field to description."""
-    trailers: int
-    """Bytes of trailing metadata."""
-
-    def sound(self) -> bool:
-        """Never UNKNOWN or INTERNAL; an INVALID_ARGUMENT names fields; trailers small."""
-        named = self.code is not INVALID or (bool(self.fields) and all(self.fields))
-        return self.code not in NEVER and named and self.trailers < TRAILER_LIMIT
-
-    def names(self, field: str) -> bool:
-        return self.code is INVALID and field in self.fields
-
-
-def ask(channel: grpc.Channel, method: str, payload: bytes) -> Answer:
-    """Send ``payload`` as the request of ``method``; its answer."""
-    path, _ = METHODS[method]
-    try:
-        if method == "WatchTrace":
-            stream = channel.unary_stream(path)(payload, timeout=0.5)
-            next(iter(stream))
-        else:
-            channel.unary_unary(path)(payload, timeout=30)
-    except grpc.RpcError as error:
-        return answer_of(error)
-    return Answer(grpc.StatusCode.OK, "", {}, 0)
-
-
-def answer_of(error: Any) -> Answer:
-    if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED:  # a watch open, as asked
-        return Answer(grpc.StatusCode.OK, "", {}, 0)
-    fields = {}
-    status = rpc_status.from_call(error)
-    for detail in status.details if status is not None else ():
-        bad_request = error_details_pb2.BadRequest()
-        if detail.Unpack(bad_request):
-            fields.update({v.field: v.description for v in bad_request.field_violations})
-    trailers = sum(len(key) + len(value) for key, value in error.trailing_metadata() or ())
-    return Answer(error.code(), error.details() or "", fields, trailers)
-
-
-def decodes(method: str, payload: bytes) -> bool:
-    try:
-        METHODS[method][1].FromString(payload)
-    except message.DecodeError:
-        return False
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -124,11 +56,6 @@ def errord(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
 def channel(errord: DaemonProcess) -> Iterator[grpc.Channel]:
     with grpc.insecure_channel(errord.address) as opened:
         yield opened
-
-
-def load_corpus() -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = json.loads(CORPUS.read_text(encoding="utf-8"))
-    return entries
 
 
 @pytest.mark.parametrize("entry", load_corpus(), ids=lambda entry: entry["case"])
@@ -229,19 +156,6 @@ def test_another_methods_request_never_gets_unknown_or_internal(
 ) -> None:
     answer = ask(channel, method, example[1])
     assert answer.sound(), answer
-
-
-def new_report(**values: Any) -> pb.ReportFailureRequest:
-    """A valid report of a turn of its own, changed by ``values``."""
-    report = pb.ReportFailureRequest(
-        turn_id=uuid.uuid4().hex, call_id="c", tool="search", attempt=1
-    )
-    for name, value in values.items():
-        if isinstance(value, message.Message):
-            getattr(report, name).CopyFrom(value)
-        else:
-            setattr(report, name, value)
-    return report
 
 
 BAD_UTF8 = [b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe2\x82"]
@@ -433,41 +347,6 @@ def test_json_nests_at_most_32_levels_else_the_field_is_named(
         assert answer.code is grpc.StatusCode.OK, answer
     else:
         assert list(answer.fields) == ["arguments"], answer
-
-
-def bad_payloads(seed: int) -> Iterator[tuple[str, bytes]]:
-    """Bad requests without end: the kept corpus's, and random bytes."""
-    noise = random.Random(seed)
-    kept = [
-        (entry["method"], base64.b64decode(entry["payload"]))
-        for entry in load_corpus()
-        if entry["method"] != "WatchTrace"
-    ]
-    for count in itertools.count():
-        if count % 2:
-            yield kept[count // 2 % len(kept)]
-        else:
-            size = noise.randrange(1, 200)
-            yield noise.choice(UNARY), bytes(noise.randrange(256) for _ in range(size))
-
-
-def resident_kib(pid: int) -> int:
-    """The process's VmRSS from /proc, in KiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
-
-
-def send(channel: grpc.Channel, requests: list[tuple[str, bytes]]) -> list[Answer]:
-    """Every request at once; their answers, in order."""
-    futures = [channel.unary_unary(METHODS[m][0]).future(p, timeout=60) for m, p in requests]
-    answers = []
-    for future in futures:
-        error = future.exception()
-        ok = Answer(grpc.StatusCode.OK, "", {}, 0)
-        answers.append(ok if error is None else answer_of(error))
-    return answers
 
 
 def test_memory_stays_flat_over_bad_requests_and_valid_ones_are_served(

@@ -15,8 +15,7 @@ import pytest
 from errord_client import ErrordClient, pb
 from errord_client.v1 import errord_pb2_grpc
 
-from tests.conftest import DaemonProcess, start_process
-from tests.test_breaker_daemon import run_cli
+from tests.helpers import DaemonProcess, run_errord, start_process
 
 MANIFEST = """\
 tools:
@@ -89,13 +88,13 @@ def test_memory_is_recalled_over_grpc_and_the_cli_and_survives_a_restart(tmp_pat
         assert same_counts(counts(one), counts(error))
         assert not recall(daemon.address, tool="search", message="something else").errors
 
-        human = run_cli("memory", "search", "--address", daemon.address)
+        human = run_errord("memory", "search", "--address", daemon.address)
         assert human.returncode == 0, human.stderr
         assert human.stdout.startswith("search  upstream timeout after <n> on req <n>  [TIMEOUT:")
         assert "  RETRY: recovered 1.0 of 4.0 (25%), 0.0 unknown" in human.stdout
-        as_json = run_cli("memory", "search", "--address", daemon.address, "--json")
+        as_json = run_errord("memory", "search", "--address", daemon.address, "--json")
         assert json.loads(as_json.stdout)["errors"][0]["signature"] == error.signature
-        unknown = run_cli("memory", "nosuchtool", "--address", daemon.address)
+        unknown = run_errord("memory", "nosuchtool", "--address", daemon.address)
         assert unknown.returncode == 1
         assert "NOT_FOUND" in unknown.stderr
     finally:

@@ -24,8 +24,8 @@ from google.protobuf import json_format
 from errord.decide.model import CallKey
 from errord.state.projections import Projections
 from errord.state.store import Store
-from tests.conftest import DaemonProcess, start_process
 from tests.fakes import FakeClock
+from tests.helpers import DaemonProcess, start_process
 
 FIXTURE = Path(__file__).parent / "fixtures" / "issue2_db"
 EXPECTED: dict[str, Any] = json.loads((FIXTURE / "expected.json").read_text())

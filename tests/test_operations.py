@@ -11,38 +11,25 @@ import sqlite3
 import subprocess
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from errord_client import ErrordClient, pb
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from errord.config import Settings
 from errord.errors import ConfigError
-from tests.conftest import DaemonProcess, errord_command, start_process, subprocess_env
-
-SERVING = health_pb2.HealthCheckResponse.SERVING
-NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
-
-
-def health(address: str, service: str = "") -> int:
-    with grpc.insecure_channel(address) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        status: int = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=10).status
-        return status
-
-
-def wait_for_health(address: str, wanted: int, timeout: float = 30.0) -> int:
-    """Poll health until it is ``wanted`` (or ``timeout`` passes); the last status."""
-    deadline = time.monotonic() + timeout
-    status = health(address)
-    while status != wanted and time.monotonic() < deadline:
-        time.sleep(0.1)
-        status = health(address)
-    return status
+from tests.helpers import (
+    NOT_SERVING,
+    SERVING,
+    errord_command,
+    health,
+    scrape,
+    start_process,
+    subprocess_env,
+    wait_for_health,
+)
 
 
 def report(errord: ErrordClient, turn: str) -> pb.RecoveryDecision:
@@ -55,13 +42,6 @@ def report(errord: ErrordClient, turn: str) -> pb.RecoveryDecision:
         message="timeout after 30s",
         arguments={"api_key": "sk-live-abcdefghijklmnopqrstuvwx", "query": "private words"},
     ).decision
-
-
-def scrape(daemon: DaemonProcess) -> str:
-    [line] = [line for line in daemon.lines if "metrics on http://" in line]
-    url = line.split("metrics on ", 1)[1].split(",", 1)[0]
-    with urllib.request.urlopen(url, timeout=10) as response:
-        return str(response.read().decode())
 
 
 @pytest.fixture

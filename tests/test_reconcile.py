@@ -26,8 +26,7 @@ from errord.decide.reconcile import (
     ToolCall,
     reconcile,
 )
-from tests.conftest import InProcessDaemon
-from tests.test_bad_requests import violations
+from tests.helpers import InProcessDaemon, violations
 
 ids = st.text(alphabet="abcdefgh_0123456789", min_size=1, max_size=6)
 

@@ -17,10 +17,7 @@ import pytest
 from errord_client import ErrordClient, pb
 from errord_client.v1 import errord_pb2_grpc
 
-from tests.conftest import DaemonProcess, start_process, subprocess_env
-from tests.test_breaker_daemon import run_cli
-from tests.test_operations import scrape
-from tests.test_systemd import receive
+from tests.helpers import DaemonProcess, receive, run_errord, scrape, start_process, subprocess_env
 
 GOOD = """\
 tools:
@@ -237,18 +234,18 @@ def test_errord_reload_applies_or_lists_the_problems(tmp_path: Path) -> None:
     daemon = start(tmp_path)
     try:
         (tmp_path / "tools" / "travel.yaml").write_text(BROKEN)
-        refused = run_cli("reload", "--target", daemon.address, "--by", "alice")
+        refused = run_errord("reload", "--target", daemon.address, "--by", "alice")
         assert refused.returncode == 1
         assert refused.stdout.startswith("reload refused; the 2 tools in force stay (mirror, ")
         assert "travel.yaml:4" in refused.stdout
         (tmp_path / "tools" / "travel.yaml").write_text(CHANGED)
-        applied = run_cli("reload", "--target", daemon.address, "--json")
+        applied = run_errord("reload", "--target", daemon.address, "--json")
         assert applied.returncode == 0, applied.stderr
         assert json.loads(applied.stdout) == {
             "applied": True,
             "tools": ["backup", "mirror", "search"],
         }
-        human = run_cli("reload", "--target", daemon.address)
+        human = run_errord("reload", "--target", daemon.address)
         assert human.stdout.strip() == "manifests reloaded: 3 tools (backup, mirror, search)"
     finally:
         assert daemon.terminate(signal.SIGTERM) == 0

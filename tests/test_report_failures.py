@@ -15,9 +15,8 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
 from errord.decide.model import ErrorCode, FailureReport, ToolFailure
-from tests.conftest import InProcessDaemon
 from tests.harness import Harness
-from tests.test_bad_requests import violations
+from tests.helpers import InProcessDaemon, violations
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from errord_client.v1 import errord_pb2_grpc
 from errord.decide.model import CallKey
 from errord.state.projections import Projections
 from errord.state.store import Store
-from tests.conftest import start_process
 from tests.fakes import FakeClock
+from tests.helpers import start_process
 
 
 def timeout_report(attempt: int = 1) -> pb.ReportFailureRequest:

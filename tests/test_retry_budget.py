@@ -18,8 +18,8 @@ from errord.errors import ConfigError
 from errord.handler import ErrorHandler
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from tests.conftest import DaemonProcess, start_process
 from tests.harness import Harness
+from tests.helpers import DaemonProcess, start_process
 
 NO_BREAKER = BreakerPolicy(failure_threshold=1000)
 MANIFESTS = ManifestSnapshot(

@@ -12,12 +12,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from errord.ops.systemd import Notifier
-from tests.conftest import start_process, subprocess_env
-
-
-def receive(listener: socket.socket) -> dict[str, str]:
-    message = listener.recv(4096).decode()
-    return dict(line.split("=", 1) for line in message.splitlines())
+from tests.helpers import receive, start_process, subprocess_env
 
 
 def test_the_daemon_notifies_ready_once_serving_and_stopping_on_sigterm(

@@ -19,8 +19,8 @@ from errord.decide.model import Action, ErrorCode, FailureReport, RetryBudget, T
 from errord.errors import ConfigError, InvalidRequest, ReportConflict
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from tests.conftest import InProcessDaemon
 from tests.harness import Harness
+from tests.helpers import InProcessDaemon
 
 CALM = BreakerPolicy(failure_threshold=1000)
 MANIFESTS = ManifestSnapshot(

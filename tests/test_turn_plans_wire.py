@@ -11,7 +11,7 @@ import pytest
 from errord_client import AsyncErrordClient, field_violations, pb, planned_call
 from google.protobuf import json_format
 
-from tests.conftest import InProcessDaemon
+from tests.helpers import InProcessDaemon
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from errord_client.v1 import errord_pb2_grpc
 from google.protobuf import struct_pb2
 
 from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
-from tests.conftest import InProcessDaemon
+from tests.helpers import InProcessDaemon
 
 
 @pytest.fixture

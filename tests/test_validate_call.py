@@ -14,7 +14,7 @@ import pytest
 from errord_client import AsyncErrordClient, field_violations, pb
 
 from errord.config import Settings
-from tests.conftest import START_TIMEOUT, start_in_process
+from tests.helpers import START_TIMEOUT, start_in_process
 
 MANIFEST = """\
 tools:

@@ -20,7 +20,7 @@ from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
 from errord.errors import WatcherFellBehind
 from errord.state.feed import Subscription, TraceFeed
-from tests.conftest import InProcessDaemon
+from tests.helpers import InProcessDaemon
 
 Stub: TypeAlias = Any  # the generated grpc stubs are untyped
 

@@ -23,7 +23,7 @@ from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
 from errord.state.feed import TraceFeed
 from errord.wire.budget import RESPONSE_BUDGET
-from tests.conftest import DaemonProcess
+from tests.helpers import DaemonProcess
 
 Stub: TypeAlias = Any  # the generated grpc stubs are untyped
 

@@ -36,7 +36,7 @@ from errord.decide.model import Outcome, OutcomeReport
 from errord.errors import WatcherFellBehind
 from errord.state.feed import Subscription, TraceFeed
 from errord.wire import convert
-from tests.conftest import DaemonProcess, InProcessDaemon, start_in_process, start_process
+from tests.helpers import DaemonProcess, InProcessDaemon, start_in_process, start_process
 
 Stub: TypeAlias = Any  # the generated grpc stubs are untyped
 

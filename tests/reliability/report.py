@@ -30,10 +30,10 @@ from pathlib import Path
 
 import grpc
 
-from tests.conftest import ROOT, start_process
+from tests.fixtures.malformed.requests import bad_payloads, new_report, resident_kib, send
+from tests.helpers import ROOT, start_process
 from tests.reliability.crash import run as crash
 from tests.reliability.salvage import run as salvage
-from tests.test_malformed_requests import bad_payloads, new_report, resident_kib, send
 
 REPORT = Path(__file__).with_name("REPORT.md")
 SUITES = (

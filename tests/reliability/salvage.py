@@ -32,8 +32,8 @@ from errord_client import ErrordClient, pb
 
 from errord.state.projections import Projections
 from errord.state.store import Store
-from tests.conftest import start_process
 from tests.fakes import FakeClock
+from tests.helpers import start_process
 
 FIGURES = re.compile(r"(\d+) trace events saved, (\d+) lost")
 

