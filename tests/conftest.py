@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from errord.config import Settings
+from errord.manifests.snapshot import ManifestSnapshot
+from tests.harness import Harness
 from tests.helpers import (
     START_TIMEOUT,
     DaemonProcess,
@@ -52,3 +54,19 @@ def notify_socket(tmp_path: Path) -> Iterator[socket.socket]:
     listener.settimeout(30)
     yield listener
     listener.close()
+
+
+@pytest.fixture
+def manifests() -> ManifestSnapshot:
+    """The tools the ``harness`` fixture's handler knows: none, unless a module overrides
+    this fixture with its own."""
+    return ManifestSnapshot()
+
+
+@pytest.fixture
+async def harness(tmp_path: Path, manifests: ManifestSnapshot) -> AsyncIterator[Harness]:
+    """errord's handler over a real store in tmp_path, started, knowing ``manifests``."""
+    started = Harness(tmp_path, manifests)
+    await started.start()
+    yield started
+    await started.close()

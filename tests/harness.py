@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from errord.decide.engine import Engine
-from errord.decide.model import RetryBudget, ToolFailure
+from errord.decide.model import ErrorCode, FailureReport, RetryBudget, ToolFailure
 from errord.decide.model_message import MessageFormat
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
@@ -59,6 +59,23 @@ class Harness:
 
     async def close(self) -> None:
         await self.store.close()
+
+
+TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT)
+
+
+def failure_report(
+    call: str = "c",
+    tool: str = "search",
+    *,
+    attempt: int = 1,
+    turn: str = "t",
+    error: ToolFailure = TIMEOUT,
+) -> FailureReport:
+    """The report of ``call``'s ``attempt`` of ``tool`` failing with ``error`` in ``turn``:
+    by default the first attempt of call c of search timing out, in turn t. A module binds
+    its own defaults with ``functools.partial``."""
+    return FailureReport(turn_id=turn, call_id=call, tool=tool, attempt=attempt, error=error)
 
 
 ERROR_CORPUS_PATH = Path(__file__).parent / "fixtures" / "error_corpus.yaml"

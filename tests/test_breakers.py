@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,7 @@ from errord.errors import ToolNotFound
 from errord.handler import ErrorHandler
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT, message="timed out")
 FORBIDDEN = ToolFailure(http_status=403, message="forbidden")
@@ -42,17 +42,11 @@ MANIFESTS = ManifestSnapshot(
 
 
 @pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    harness = Harness(tmp_path, MANIFESTS)
-    await harness.start()
-    yield harness
-    await harness.close()
+def manifests() -> ManifestSnapshot:
+    return MANIFESTS
 
 
-def failure(
-    call: str, tool: str = "search", attempt: int = 1, error: ToolFailure = TIMEOUT
-) -> FailureReport:
-    return FailureReport(turn_id="t", call_id=call, tool=tool, attempt=attempt, error=error)
+failure = partial(failure_report, error=TIMEOUT)
 
 
 def success(call: str, tool: str = "search", attempt: int = 2) -> OutcomeReport:

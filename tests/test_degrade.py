@@ -14,14 +14,13 @@ from errord.decide.model import (
     Decision,
     DefaultValue,
     ErrorCode,
-    FailureReport,
     ToolFailure,
 )
 from errord.manifests.files import load_manifest_dir
 from errord.manifests.model import ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
 from errord.wire.convert import decision_to_proto
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 PERMANENT = ToolFailure(code=ErrorCode.NOT_FOUND, message="no such page")
 PARTIAL = ToolFailure(code=ErrorCode.NOT_FOUND, message="page 3 missing", partial_result=[1, 2])
@@ -31,7 +30,7 @@ async def decide(tmp_path: Path, manifest: ToolManifest, error: ToolFailure) -> 
     harness = Harness(tmp_path, ManifestSnapshot([manifest]))
     handler = await harness.start()
     try:
-        report = FailureReport(turn_id="t", call_id="c", tool=manifest.name, attempt=1, error=error)
+        report = failure_report(tool=manifest.name, error=error)
         return (await handler.report_failure(report))[0]
     finally:
         await harness.close()

@@ -4,9 +4,8 @@ unit of work as the trace events, and across restarts."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
+from functools import partial
 
 import pytest
 
@@ -15,7 +14,6 @@ from errord.decide.model import (
     Action,
     EpisodeOutcome,
     ErrorCode,
-    FailureReport,
     Outcome,
     OutcomeReport,
     ToolFailure,
@@ -23,7 +21,7 @@ from errord.decide.model import (
 from errord.decide.signature import signature
 from errord.manifests.model import ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 MANIFESTS = ManifestSnapshot(
     [
@@ -36,15 +34,11 @@ GONE = ToolFailure(code=ErrorCode.NOT_FOUND, message="index 7 does not exist")
 
 
 @pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    harness = Harness(tmp_path, MANIFESTS)
-    await harness.start()
-    yield harness
-    await harness.close()
+def manifests() -> ManifestSnapshot:
+    return MANIFESTS
 
 
-def failure(attempt: int = 1, tool: str = "search", error: ToolFailure = TIMEOUT) -> FailureReport:
-    return FailureReport(turn_id="t", call_id="c", tool=tool, attempt=attempt, error=error)
+failure = partial(failure_report, "c", error=TIMEOUT)
 
 
 def outcome(attempt: int, tool: str = "search", success: bool = True) -> OutcomeReport:

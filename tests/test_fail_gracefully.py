@@ -5,9 +5,7 @@ like SKIP, and the user is told what could not be done and that the rest goes on
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import grpc
 import pytest
@@ -39,7 +37,7 @@ from errord.decide.policy import (
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
 from tests.fakes import FixedJitter
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 from tests.helpers import DaemonProcess
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -173,11 +171,8 @@ NO_SUCH_CITY = ToolFailure(http_status=404, message="no such city")
 
 
 @pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    harness = Harness(tmp_path, MANIFESTS)
-    await harness.start()
-    yield harness
-    await harness.close()
+def manifests() -> ManifestSnapshot:
+    return MANIFESTS
 
 
 def planned(call_id: str, tool: str, *needs: str, optional: bool | None = None) -> PlannedCall:
@@ -193,7 +188,7 @@ async def test_a_failed_call_takes_its_dependents_along_and_the_turn_goes_on(
         planned("C", "flights"),
     )
     await harness.handler.begin_turn("t", None, None, plan)
-    report = FailureReport(turn_id="t", call_id="A", tool="geocode", attempt=1, error=NO_SUCH_CITY)
+    report = failure_report("A", "geocode", error=NO_SUCH_CITY)
     decision, _ = await harness.handler.report_failure(report)
     assert decision.action is Action.FAIL
     assert [(c.call_id, c.action) for c in decision.consequences] == [("B", Action.SKIP)]
@@ -212,7 +207,7 @@ async def test_a_failed_call_takes_its_dependents_along_and_the_turn_goes_on(
 async def test_a_failed_call_a_required_one_waits_on_says_so(harness: Harness) -> None:
     plan = (planned("A", "geocode"), planned("D", "advice", "A"))
     await harness.handler.begin_turn("t", None, None, plan)
-    report = FailureReport(turn_id="t", call_id="A", tool="geocode", attempt=1, error=NO_SUCH_CITY)
+    report = failure_report("A", "geocode", error=NO_SUCH_CITY)
     decision, _ = await harness.handler.report_failure(report)
     assert decision.action is Action.FAIL
     assert [(c.call_id, c.action) for c in decision.consequences] == [("D", Action.ESCALATE)]

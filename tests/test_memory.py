@@ -4,7 +4,6 @@ when memory dropped them for room."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -34,11 +33,8 @@ KEY = MemoryKey("search", signature(ErrorCode.TIMEOUT, MESSAGE).key)
 
 
 @pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    harness = Harness(tmp_path, MANIFESTS)
-    await harness.start()
-    yield harness
-    await harness.close()
+def manifests() -> ManifestSnapshot:
+    return MANIFESTS
 
 
 def failure(

@@ -6,7 +6,6 @@ decision records what it read."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -42,11 +41,8 @@ MANIFESTS = ManifestSnapshot(
 
 
 @pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    harness = Harness(tmp_path, MANIFESTS)
-    await harness.start()
-    yield harness
-    await harness.close()
+def manifests() -> ManifestSnapshot:
+    return MANIFESTS
 
 
 def failure(call: str, attempt: int = 1, tool: str = "search", turn: str = "t") -> FailureReport:

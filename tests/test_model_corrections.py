@@ -4,7 +4,6 @@ call (seed 003), with the parameter, the required ones and an example call."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -44,11 +43,8 @@ SEED_003_MESSAGES = (
 
 
 @pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    harness = Harness(tmp_path, MANIFESTS)
-    await harness.start()
-    yield harness
-    await harness.close()
+def manifests() -> ManifestSnapshot:
+    return MANIFESTS
 
 
 def failure(

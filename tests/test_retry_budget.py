@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -13,12 +14,12 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
 from errord.config import Settings
-from errord.decide.model import Action, ErrorCode, FailureReport, RetryBudget, ToolFailure
+from errord.decide.model import Action, FailureReport, RetryBudget
 from errord.errors import ConfigError
 from errord.handler import ErrorHandler
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 from tests.helpers import DaemonProcess, start_process
 
 NO_BREAKER = BreakerPolicy(failure_threshold=1000)
@@ -39,14 +40,7 @@ async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
     await harness.close()
 
 
-def failure(call: str, tool: str = "lookup", attempt: int = 1) -> FailureReport:
-    return FailureReport(
-        turn_id="t",
-        call_id=call,
-        tool=tool,
-        attempt=attempt,
-        error=ToolFailure(code=ErrorCode.TIMEOUT),
-    )
+failure = partial(failure_report, tool="lookup")
 
 
 async def actions(handler: ErrorHandler, *reports: FailureReport) -> list[Action]:
@@ -62,13 +56,7 @@ async def test_a_spent_budget_refuses_the_next_retry_and_says_why(harness: Harne
         "No retry: the turn's retry budget is spent: its calls were granted 2 of the 2 retries "
         "it allows"
     )
-    other_turn = FailureReport(
-        turn_id="u",
-        call_id="a",
-        tool="lookup",
-        attempt=1,
-        error=ToolFailure(code=ErrorCode.TIMEOUT),
-    )
+    other_turn = failure("a", turn="u")
     assert (await handler.report_failure(other_turn))[0].action is Action.RETRY
 
 

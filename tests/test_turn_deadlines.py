@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import grpc
@@ -15,11 +15,11 @@ from errord_client.v1 import errord_pb2_grpc
 
 from errord.config import Settings
 from errord.decide.events import TurnBegan
-from errord.decide.model import Action, ErrorCode, FailureReport, RetryBudget, ToolFailure
+from errord.decide.model import Action, ErrorCode, RetryBudget, ToolFailure
 from errord.errors import ConfigError, InvalidRequest, ReportConflict
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 from tests.helpers import InProcessDaemon
 
 CALM = BreakerPolicy(failure_threshold=1000)
@@ -35,15 +35,11 @@ TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT)
 
 
 @pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    harness = Harness(tmp_path, MANIFESTS)
-    await harness.start()
-    yield harness
-    await harness.close()
+def manifests() -> ManifestSnapshot:
+    return MANIFESTS
 
 
-def failure(call: str, tool: str = "lookup", attempt: int = 1, turn: str = "t") -> FailureReport:
-    return FailureReport(turn_id=turn, call_id=call, tool=tool, attempt=attempt, error=TIMEOUT)
+failure = partial(failure_report, tool="lookup", error=TIMEOUT)
 
 
 async def test_a_retry_that_could_end_after_the_default_deadline_is_refused(

@@ -3,9 +3,8 @@ section 5), and EndTurn settles every call and tells the user (section 4.2)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
+from functools import partial
 
 import pytest
 
@@ -25,7 +24,7 @@ from errord.decide.reconcile import ToolCall
 from errord.errors import TurnClosed, TurnNotFound
 from errord.manifests.model import BreakerPolicy, ToolManifest
 from errord.manifests.snapshot import ManifestSnapshot
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 CALM = BreakerPolicy(failure_threshold=1000)
 MANIFESTS = ManifestSnapshot(
@@ -44,11 +43,8 @@ TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT)
 
 
 @pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    harness = Harness(tmp_path, MANIFESTS)
-    await harness.start()
-    yield harness
-    await harness.close()
+def manifests() -> ManifestSnapshot:
+    return MANIFESTS
 
 
 def call(
@@ -63,8 +59,7 @@ def call(
     )
 
 
-def failure(call_id: str, tool: str, error: ToolFailure = GONE, attempt: int = 1) -> FailureReport:
-    return FailureReport(turn_id="t", call_id=call_id, tool=tool, attempt=attempt, error=error)
+failure = partial(failure_report, error=GONE)
 
 
 def success(call_id: str, tool: str, attempt: int = 1) -> OutcomeReport:
@@ -135,7 +130,9 @@ async def test_a_chain_is_skipped_with_its_first_call_and_independent_calls_go_o
     assert decision.reason.endswith("Calls waiting on it: B skipped, C skipped.")
     assert "Do not make call B (advice): it needs this call's result." in decision.llm_message
     assert decision.consequences[1].reason == "needs the result of B, which has none; skipped"
-    independent, _ = await harness.handler.report_failure(failure("D", "flight_search", TIMEOUT))
+    independent, _ = await harness.handler.report_failure(
+        failure("D", "flight_search", error=TIMEOUT)
+    )
     assert (independent.action, independent.consequences) == (Action.RETRY, ())
     await harness.handler.report_outcome(success("D", "flight_search", attempt=2))
     summary, _ = await harness.handler.end_turn("t")
@@ -255,7 +252,7 @@ async def test_out_of_time_the_calls_waiting_are_skipped_rather_than_escalated(
 ) -> None:
     plan = (call("A", "geocode"), call("B", "advice", "A"))
     await harness.handler.begin_turn("t", harness.clock.now() + timedelta(seconds=20), None, plan)
-    decision, _ = await harness.handler.report_failure(failure("A", "geocode", TIMEOUT))
+    decision, _ = await harness.handler.report_failure(failure("A", "geocode", error=TIMEOUT))
     assert decision.action is Action.SKIP
     assert "the turn is out of time" in decision.reason
     [skipped] = decision.consequences
@@ -274,7 +271,7 @@ async def test_a_call_that_already_ended_is_left_alone(harness: Harness) -> None
 
 
 async def test_end_turn_is_idempotent_and_closes_the_turn(harness: Harness) -> None:
-    await harness.handler.report_failure(failure("A", "geocode", TIMEOUT))
+    await harness.handler.report_failure(failure("A", "geocode", error=TIMEOUT))
     summary, replayed = await harness.handler.end_turn("t")
     assert not replayed
     harness.clock.advance(400.0)  # a repeat answers what was recorded, not what is now
@@ -284,7 +281,7 @@ async def test_end_turn_is_idempotent_and_closes_the_turn(harness: Harness) -> N
     assert [(c.call_id, c.status) for c in summary.calls] == [("A", CallStatus.SKIPPED)]
     with pytest.raises(TurnClosed, match="turn 't' ended at"):
         await harness.handler.report_failure(failure("B", "geocode"))
-    repeat, replayed = await harness.handler.report_failure(failure("A", "geocode", TIMEOUT))
+    repeat, replayed = await harness.handler.report_failure(failure("A", "geocode", error=TIMEOUT))
     assert replayed  # a recorded report still answers
     assert repeat.action is Action.RETRY
     with pytest.raises(TurnNotFound, match="no turn 'nobody'"):
