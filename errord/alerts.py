@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from errord.manifests.model import MAX_TIMEOUT
+from errord.decide.manifest import MAX_TIMEOUT
 
 
 @dataclass(frozen=True)

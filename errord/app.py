@@ -22,12 +22,12 @@ from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
 from errord.decide.engine import Engine
 from errord.decide.events import BreakerChanged, TraceEvent
+from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
 from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
 from errord.health import ToolHealthBoard
 from errord.manifests.files import load_manifest_dir, overlooked
-from errord.manifests.snapshot import ManifestSnapshot, ToolDefaults
 from errord.memory_retention import MemoryBounds
 from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier

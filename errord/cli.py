@@ -35,8 +35,8 @@ from pathlib import Path
 from errord import __version__
 from errord.client_config import ClientSettings
 from errord.config import LOG_FORMATS, LOG_LEVELS, Settings
+from errord.decide.manifest import MAX_COOLDOWN
 from errord.errors import ConfigError, ErrordError, ListenError, ManifestError, StoreError
-from errord.manifests.model import MAX_COOLDOWN
 from errord.ops import commands as ops
 from errord.ops import logs
 from errord.ops.client_tls import ClientTLS

@@ -71,11 +71,11 @@ from typing import Any
 
 from errord.alerts import AlertThresholds
 from errord.client_config import ClientSettings
+from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy
 from errord.decide.model import RetryBudget
 from errord.decide.model_message import MessageFormat
 from errord.errors import ConfigError
 from errord.limits import Limits
-from errord.manifests.model import MAX_COOLDOWN, BreakerPolicy
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("logfmt", "json")

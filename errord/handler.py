@@ -34,6 +34,7 @@ from errord.decide.events import (
     TurnBegan,
     TurnEnded,
 )
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey, MemoryStats, recall
 from errord.decide.model import (
     BreakerState,
@@ -66,7 +67,6 @@ from errord.errors import (
     TurnNotFound,
 )
 from errord.limits import LimitExceeded, Limits
-from errord.manifests.snapshot import ManifestSnapshot
 from errord.memory_retention import MemoryBounds, MemoryRetention
 from errord.ops.logs import log_decision
 from errord.state.projection import Projection

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from errord.alerts import Alert, AlertKind, AlertThresholds
+from errord.decide.manifest import BreakerPolicy
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState
-from errord.manifests.model import BreakerPolicy
-from errord.manifests.snapshot import ManifestSnapshot
 from errord.overrides import OverrideCandidate, override_candidates
 from errord.state.projections import Projections
 from errord.state.tool_stats import Minute, ToolStats

@@ -16,14 +16,24 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from errord.decide.events import ManifestsReloaded
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.errors import ErrordError, ManifestError, NoManifestDirectory
 from errord.handler import ErrorHandler
-from errord.manifests.snapshot import ManifestSnapshot
-from errord.ops.systemd import Notifier
 
 log = logging.getLogger("errord")
+
+
+class ReloadNotifier(Protocol):
+    """What a reload tells the service manager (errord.ops.systemd.Notifier in the daemon)."""
+
+    def reloading(self) -> None:
+        """The manifests are being read again."""
+
+    def ready(self, status: str) -> None:
+        """The reload is over; ``status`` says what is in force."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +53,7 @@ class ManifestReloader:
         self,
         handler: ErrorHandler,
         load: Callable[[], ManifestSnapshot] | None,
-        notifier: Notifier,
+        notifier: ReloadNotifier,
         status: Callable[[], str],
     ) -> None:
         """``load`` reads the directory (None: the daemon has none); ``status`` is the

@@ -9,11 +9,11 @@ from typing import Any
 import yaml
 
 from errord.decide.engine import Engine
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import ErrorCode, FailureReport, RetryBudget, ToolFailure
 from errord.decide.model_message import MessageFormat
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
-from errord.manifests.snapshot import ManifestSnapshot
 from errord.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Store

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from errord.decide import breaker as breakers
+from errord.decide.manifest import BreakerPolicy
 from errord.decide.model import CLOSED_BREAKER, BreakerChange, BreakerPhase, BreakerState, Probe
-from errord.manifests.model import BreakerPolicy
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 OTHER = ("turn", "other", 1)

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent
+from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     CLOSED_BREAKER,
     Action,
@@ -24,8 +26,6 @@ from errord.decide.model import (
 )
 from errord.errors import ToolNotFound
 from errord.handler import ErrorHandler
-from errord.manifests.model import BreakerPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness, failure_report
 
 TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT, message="timed out")

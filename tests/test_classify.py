@@ -28,8 +28,8 @@ from errord.decide.classify import (
     searchable,
     service_error_code,
 )
+from errord.decide.manifest import ClassificationRule
 from errord.decide.model import Classification, ErrorClass, ErrorCode, ToolFailure
-from errord.manifests.model import ClassificationRule
 from tests.harness import corpus_failure, load_error_corpus
 
 T, P = ErrorClass.TRANSIENT, ErrorClass.PERMANENT

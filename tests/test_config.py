@@ -8,8 +8,8 @@ import pytest
 
 from errord.alerts import AlertThresholds
 from errord.config import Settings, default_db_path
+from errord.decide.manifest import BreakerPolicy
 from errord.errors import ConfigError
-from errord.manifests.model import BreakerPolicy
 
 
 def write(tmp_path: Path, text: str) -> Path:

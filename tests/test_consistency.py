@@ -15,6 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from errord.decide.manifest import RetryPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     CallKey,
     ErrorCode,
@@ -24,8 +26,6 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.errors import ReportConflict, StoreError
-from errord.manifests.model import RetryPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness
 
 MANIFESTS = ManifestSnapshot(

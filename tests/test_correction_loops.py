@@ -18,6 +18,8 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
+from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     Decision,
@@ -28,8 +30,6 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.errors import StoreError
-from errord.manifests.model import BreakerPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness
 from tests.helpers import DaemonProcess, start_process
 

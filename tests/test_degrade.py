@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
+from errord.decide.manifest import ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     Decision,
@@ -17,8 +19,6 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.manifests.files import load_manifest_dir
-from errord.manifests.model import ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from errord.wire.convert import decision_to_proto
 from tests.harness import Harness, failure_report
 

@@ -10,6 +10,8 @@ from functools import partial
 import pytest
 
 from errord.decide.events import FailureEvent, OutcomeEvent
+from errord.decide.manifest import ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     EpisodeOutcome,
@@ -19,8 +21,6 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.decide.signature import signature
-from errord.manifests.model import ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness, failure_report
 
 MANIFESTS = ManifestSnapshot(

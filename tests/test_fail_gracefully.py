@@ -12,6 +12,8 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
+from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.messages import compose
 from errord.decide.model import (
     Action,
@@ -34,8 +36,6 @@ from errord.decide.policy import (
     Verdict,
     default_policy,
 )
-from errord.manifests.model import BreakerPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.fakes import FixedJitter
 from tests.harness import Harness, failure_report
 from tests.helpers import DaemonProcess

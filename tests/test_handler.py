@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from errord.decide.events import FailureEvent
+from errord.decide.manifest import RetryPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     BreakerPhase,
@@ -18,8 +20,6 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.errors import ReportConflict, TurnNotFound
-from errord.manifests.model import RetryPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness
 
 TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT, message="Connection timeout after 30s")

@@ -13,14 +13,14 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from errord.decide.model import DefaultValue, ErrorClass, ErrorCode
-from errord.errors import ManifestError
-from errord.manifests.files import load_manifest_dir, load_manifest_file
-from errord.manifests.model import (
+from errord.decide.manifest import (
     ClassificationRule,
     RetryPolicy,
     ToolManifest,
 )
+from errord.decide.model import DefaultValue, ErrorClass, ErrorCode
+from errord.errors import ManifestError
+from errord.manifests.files import load_manifest_dir, load_manifest_file
 
 FULL_EXAMPLE = """\
 tools:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import HALF_LIFE, MemoryKey, recall
 from errord.decide.model import (
     ErrorCode,
@@ -17,8 +19,6 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.decide.signature import signature
-from errord.manifests.model import BreakerPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness
 
 CALM = BreakerPolicy(failure_threshold=1000)

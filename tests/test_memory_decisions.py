@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from errord.config import Settings
+from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import HALF_LIFE
 from errord.decide.model import (
     Action,
@@ -25,8 +27,6 @@ from errord.decide.model import (
 from errord.errors import ConfigError
 from errord.health import ToolHealthBoard
 from errord.manifests.files import load_manifest_file
-from errord.manifests.model import BreakerPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from errord.wire.operator import tool_health_to_proto
 from tests.harness import Harness
 

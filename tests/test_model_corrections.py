@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from errord.decide.correction import named_parameter, stated_kind
+from errord.decide.manifest import ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import Action, ErrorCode, FailureReport, ToolFailure
 from errord.decide.model_message import MessageFormat
 from errord.decide.validate import CallValidator
-from errord.manifests.model import ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness
 
 SEARCH_SCHEMA = {

@@ -10,6 +10,8 @@ from msgspec.structs import replace
 
 from errord.decide.classify import classify
 from errord.decide.engine import Engine
+from errord.decide.manifest import ClassificationRule, RetryPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.messages import compose
 from errord.decide.model import (
     Action,
@@ -34,8 +36,6 @@ from errord.decide.policy import (
     Verdict,
     default_policy,
 )
-from errord.manifests.model import ClassificationRule, RetryPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.fakes import FixedJitter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

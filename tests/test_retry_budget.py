@@ -14,11 +14,11 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
 from errord.config import Settings
+from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import Action, FailureReport, RetryBudget
 from errord.errors import ConfigError
 from errord.handler import ErrorHandler
-from errord.manifests.model import BreakerPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness, failure_report
 from tests.helpers import DaemonProcess, start_process
 

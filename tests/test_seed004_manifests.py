@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from errord.decide.manifest import BreakerPolicy, RetryPolicy
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     Decision,
     ErrorCode,
@@ -19,8 +21,6 @@ from errord.decide.model import (
 )
 from errord.errors import ManifestError
 from errord.manifests.files import load_manifest_dir
-from errord.manifests.model import BreakerPolicy, RetryPolicy
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness
 
 SEED_LAYOUT = """\

@@ -9,6 +9,7 @@ import pytest
 
 from errord.alerts import AlertKind, AlertThresholds
 from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     BreakerChange,
@@ -24,7 +25,6 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.health import ToolHealthBoard
-from errord.manifests.snapshot import ManifestSnapshot
 from errord.state.projections import Projections
 from errord.state.tool_stats import (
     MAX_EXCEPTION_TYPES,

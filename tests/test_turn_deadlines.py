@@ -15,10 +15,10 @@ from errord_client.v1 import errord_pb2_grpc
 
 from errord.config import Settings
 from errord.decide.events import TurnBegan
+from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import Action, ErrorCode, RetryBudget, ToolFailure
 from errord.errors import ConfigError, InvalidRequest, ReportConflict
-from errord.manifests.model import BreakerPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness, failure_report
 from tests.helpers import InProcessDaemon
 

@@ -8,6 +8,8 @@ from functools import partial
 
 import pytest
 
+from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     CallStatus,
@@ -22,8 +24,6 @@ from errord.decide.model import (
 )
 from errord.decide.reconcile import ToolCall
 from errord.errors import TurnClosed, TurnNotFound
-from errord.manifests.model import BreakerPolicy, ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 from tests.harness import Harness, failure_report
 
 CALM = BreakerPolicy(failure_threshold=1000)

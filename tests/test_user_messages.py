@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from errord.decide.engine import Engine
+from errord.decide.manifest import ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import ErrorCode, FailureReport, ToolFailure
 from errord.decide.policy import default_policy
-from errord.manifests.model import ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 CANARY = "Traceback-xyzzy-1234"

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from errord.decide.manifest import ToolManifest
 from errord.decide.redact import redact
 from errord.decide.schema.phrases import VALUE_CHARS
 from errord.decide.validate import (
@@ -22,7 +23,6 @@ from errord.decide.validate import (
     example_arguments,
     required_parameters,
 )
-from errord.manifests.model import ToolManifest
 
 K = ViolationKind
 

@@ -1,1 +1,2 @@
-"""Pure decision logic: no gRPC, no SQL, no awaits (model, classify, policy, engine, messages)."""
+"""Pure decision logic: no gRPC, no SQL, no YAML, no awaits (model, manifest, classify, policy,
+engine, messages)."""

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 import pybreaker
 from msgspec import structs
 
+from errord.decide.manifest import BreakerPolicy
 from errord.decide.model import (
     CLOSED_BREAKER,
     BreakerChange,
@@ -36,7 +37,6 @@ from errord.decide.model import (
     BreakerState,
     Probe,
 )
-from errord.manifests.model import BreakerPolicy
 
 _PHASES = {
     BreakerPhase.CLOSED: pybreaker.STATE_CLOSED,

@@ -51,8 +51,8 @@ from errord.decide.classify_tier import (
     searchable,
     verdict,
 )
+from errord.decide.manifest import ClassificationRule
 from errord.decide.model import Classification, ErrorCode, ToolFailure
-from errord.manifests.model import ClassificationRule
 
 __all__ = [
     "DEFAULT_CLASSES",

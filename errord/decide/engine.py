@@ -27,6 +27,8 @@ from errord.decide.events import (
     OutcomeEvent,
     TurnBegan,
 )
+from errord.decide.manifest import ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryStats, recall
 from errord.decide.messages import compose, consequence_reasons, correction_message
 from errord.decide.mistake import mistake_key
@@ -70,8 +72,6 @@ from errord.decide.policy import (
 )
 from errord.decide.signature import Signature, signature
 from errord.decide.validate import CallValidator
-from errord.manifests.model import ToolManifest
-from errord.manifests.snapshot import ManifestSnapshot
 
 
 class CallHistory(Protocol):

@@ -23,6 +23,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Protocol
 
+from errord.decide.manifest import ToolManifest
 from errord.decide.memory import Evidence
 from errord.decide.model import (
     CLOSED_BREAKER,
@@ -43,7 +44,6 @@ from errord.decide.model import (
 )
 from errord.decide.plan import Waiting, cascade
 from errord.decide.validate import CallValidator
-from errord.manifests.model import ToolManifest
 
 
 class Jitter(Protocol):

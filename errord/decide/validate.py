@@ -62,6 +62,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
+from errord.decide.manifest import ToolManifest
 from errord.decide.schema import redacted, violation_text
 from errord.decide.schema.examples import Examples
 from errord.decide.schema.flatten import Where, flatten
@@ -73,7 +74,6 @@ from errord.decide.schema.references import LOCAL_ONLY, root_resolver, unresolve
 from errord.decide.schema.regexes import unsupported_pattern
 from errord.decide.schema.size import oversized
 from errord.decide.schema.violations import KIND_RANK, Violation, ViolationKind
-from errord.manifests.model import ToolManifest
 
 __all__ = [
     "CallValidator",

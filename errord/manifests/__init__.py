@@ -1,1 +1,1 @@
-"""Tool manifests: the records, the immutable snapshot, and reading them from YAML files."""
+"""Reading tool manifests from YAML files into the engine's records (errord.decide.manifest)."""

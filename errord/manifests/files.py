@@ -31,7 +31,7 @@ file_text.py each file (a regular file, 1 MiB, UTF-8), yaml_bounds.py each
 document before anything reads it (no ``!!python`` tags, a bounded depth and size
 once aliases are expanded); here a ``parameters`` schema and a ``default`` are
 bounded in values and depth, and every regular expression must be one RE2 can
-run in linear time (regex.py).
+run in linear time (errord/decide/regex.py).
 """
 
 from __future__ import annotations
@@ -44,13 +44,7 @@ from typing import Any, TypeVar
 
 from yaml.nodes import MappingNode, Node
 
-from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue
-from errord.decide.schema.metaschema import metaschema_problem
-from errord.decide.schema.regexes import unsupported_pattern
-from errord.decide.schema.size import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES
-from errord.errors import ManifestError, Problem
-from errord.manifests.directory import MANIFEST_SUFFIXES, manifest_paths, overlooked
-from errord.manifests.model import (
+from errord.decide.manifest import (
     MAX_COOLDOWN,
     MAX_TIMEOUT,
     BreakerPolicy,
@@ -58,8 +52,14 @@ from errord.manifests.model import (
     RetryPolicy,
     ToolManifest,
 )
-from errord.manifests.regex import compile_linear
-from errord.manifests.snapshot import ManifestSnapshot, ToolDefaults
+from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
+from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue
+from errord.decide.regex import compile_linear
+from errord.decide.schema.metaschema import metaschema_problem
+from errord.decide.schema.regexes import unsupported_pattern
+from errord.decide.schema.size import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES
+from errord.errors import ManifestError, Problem
+from errord.manifests.directory import MANIFEST_SUFFIXES, manifest_paths, overlooked
 from errord.manifests.yaml_bounds import too_large, within_bounds
 from errord.manifests.yaml_reader import (
     MISSING,
@@ -188,7 +188,7 @@ def _is_dotted_path(path: str) -> bool:
 
 
 def _regex(reader: Reader, node: Node, field: str) -> re.Pattern[str] | None:
-    """A regular expression that RE2 can run (in linear time: see regex.py)."""
+    """A regular expression that RE2 can run (in linear time: see errord/decide/regex.py)."""
     pattern = reader.string(node, field)
     if pattern is None:
         return None

@@ -16,11 +16,11 @@ from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import message
 
 from errord.clock import Clock
+from errord.decide.manifest import MAX_COOLDOWN
 from errord.decide.memory import MemoryKey, MemoryStats, recall
 from errord.errors import NoManifestDirectory, ToolNotFound
 from errord.handler import ErrorHandler
 from errord.health import BreakerView, ToolHealth, ToolHealthBoard
-from errord.manifests.model import MAX_COOLDOWN
 from errord.reload import ManifestReloader
 from errord.wire import convert
 from errord.wire.convert import Violations

@@ -47,11 +47,11 @@ from errord_client.v1 import errord_pb2_grpc
 
 from errord.clock import SystemClock
 from errord.decide.engine import Engine
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import recall
 from errord.decide.model import ErrorCode, FailureReport, Outcome, OutcomeReport, ToolFailure
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
-from errord.manifests.snapshot import ManifestSnapshot
 from errord.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Store

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from errord.manifests.regex import linear_search, unsupported
+from errord.decide.regex import linear_search, unsupported
 
 __all__ = ["matches", "unsupported_pattern"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
 from errord.decide.validate import Validators
-from errord.manifests.model import BreakerPolicy, RetryPolicy, ToolManifest
 
 MADE_LIMIT = 10_000
 

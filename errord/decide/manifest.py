@@ -1,7 +1,7 @@
 """What a tool manifest says: timeouts, retry and breaker policy, classification, fallbacks.
 
 Frozen records validated on construction; ``ValueError`` messages name the field.
-Reading them from YAML, with file and line in every error, is files.py.
+Reading them from YAML, with file and line in every error, is errord/manifests/files.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from errord.decide.classify_tier import SEARCHED_CHARS
 from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue, ToolFailure
-from errord.manifests.regex import LinearPattern, compile_linear
+from errord.decide.regex import LinearPattern, compile_linear
 
 MAX_TIMEOUT = 86_400.0
 """Seconds: the longest timeout of one attempt of a tool."""
@@ -92,7 +92,7 @@ class ClassificationRule:
     """Matches the exception type name exactly."""
     message: re.Pattern[str] | None = None
     """Searched for in the first SEARCHED_CHARS (4,096) characters of the error message,
-    as the default rules read it, by RE2 in linear time (see regex.py): its pattern
+    as the default rules read it, by RE2 in linear time (see decide/regex.py): its pattern
     and flags are what counts, Python's ``re`` never runs it."""
     _message: LinearPattern | None = field(init=False, repr=False, compare=False)
     """``message`` compiled by RE2."""
