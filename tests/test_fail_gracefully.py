@@ -12,6 +12,7 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
+from errord.decide.context import CallPart, DecisionContext, PlanPart, ToolPart, TurnPart
 from errord.decide.manifest import BreakerPolicy, ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.messages import compose
@@ -27,15 +28,8 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.decide.plan import Waiting
-from errord.decide.policy import (
-    CallPart,
-    DecisionContext,
-    PlanPart,
-    ToolPart,
-    TurnPart,
-    Verdict,
-    default_policy,
-)
+from errord.decide.policy import default_policy
+from errord.decide.verdict import Verdict
 from tests.fakes import FixedJitter
 from tests.harness import Harness, failure_report
 from tests.helpers import DaemonProcess

@@ -9,7 +9,10 @@ import pytest
 from msgspec.structs import replace
 
 from errord.decide.classify import classify
+from errord.decide.context import CallPart, DecisionContext, ToolPart, TurnPart
 from errord.decide.engine import Engine
+from errord.decide.fallbacks import Escalate, Fallback, UseAlternative
+from errord.decide.gates import RetryGate
 from errord.decide.manifest import ClassificationRule, RetryPolicy, ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.messages import compose
@@ -23,19 +26,8 @@ from errord.decide.model import (
     RefusalKind,
     ToolFailure,
 )
-from errord.decide.policy import (
-    CallPart,
-    DecisionContext,
-    Escalate,
-    Fallback,
-    RecoveryPolicy,
-    RetryGate,
-    ToolPart,
-    TurnPart,
-    UseAlternative,
-    Verdict,
-    default_policy,
-)
+from errord.decide.policy import RecoveryPolicy, default_policy
+from errord.decide.verdict import Verdict
 from tests.fakes import FixedJitter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -13,8 +13,8 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping
 
+from errord.decide.context import DecisionContext
 from errord.decide.model import Correction, ErrorCode, JSONValue, ParameterProblem
-from errord.decide.policy import DecisionContext
 from errord.decide.validate import CallValidator, required_parameters
 
 CLOSEST_TOOLS = 5

@@ -19,6 +19,14 @@ from msgspec import structs
 
 from errord.decide import breaker as breakers
 from errord.decide.classify import classify
+from errord.decide.context import (
+    BreakerPart,
+    CallPart,
+    DecisionContext,
+    PlanPart,
+    ToolPart,
+    TurnPart,
+)
 from errord.decide.correction import argument_correction, correction_for, problems_of
 from errord.decide.events import (
     BreakerChanged,
@@ -59,19 +67,10 @@ from errord.decide.model import (
 )
 from errord.decide.model_message import MessageFormat
 from errord.decide.plan import Waiting, waiting_on
-from errord.decide.policy import (
-    BreakerPart,
-    CallPart,
-    DecisionContext,
-    PlanPart,
-    RecoveryPolicy,
-    ToolPart,
-    TurnPart,
-    Verdict,
-    probe_role,
-)
+from errord.decide.policy import RecoveryPolicy
 from errord.decide.signature import Signature, signature
 from errord.decide.validate import CallValidator
+from errord.decide.verdict import Verdict, probe_role
 
 
 class CallHistory(Protocol):

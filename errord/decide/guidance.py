@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 
+from errord.decide.context import DecisionContext
 from errord.decide.model import Action, Correction, ErrorCode, RefusalKind
 from errord.decide.model_message import MessageFormat, ModelMessage, render
-from errord.decide.policy import DecisionContext, Verdict
+from errord.decide.verdict import Verdict
 from errord.decide.wording import Cause, Fields, cause, clip
 
 _TRANSIENT = "Do not call {tool} again in this turn."

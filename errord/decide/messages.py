@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from errord.decide.context import DecisionContext
 from errord.decide.guidance import correction_message, llm_message
 from errord.decide.model import Correction
 from errord.decide.model_message import MessageFormat
-from errord.decide.policy import DecisionContext, Verdict
 from errord.decide.reasons import consequence_reasons, reason, technical
 from errord.decide.user_words import user_message
+from errord.decide.verdict import Verdict
 from errord.decide.wording import Fields
 
 __all__ = ["Messages", "compose", "consequence_reasons", "correction_message"]

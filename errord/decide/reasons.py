@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from msgspec import structs
 
+from errord.decide.context import DecisionContext
 from errord.decide.model import Action, Consequence, RefusalKind
-from errord.decide.policy import DecisionContext, Verdict
+from errord.decide.verdict import Verdict
 from errord.decide.wording import Fields, clip
 
 REASONS: dict[tuple[Action, str], str] = {

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from enum import Enum
 
+from errord.decide.context import DecisionContext
 from errord.decide.model import Action, ErrorClass, ErrorCode, RefusalKind
-from errord.decide.policy import DecisionContext, Verdict, probe_role
+from errord.decide.verdict import Verdict, probe_role
 from errord.decide.wording import Fields
 
 

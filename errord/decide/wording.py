@@ -15,16 +15,12 @@ import json
 from collections.abc import Callable
 from enum import Enum
 
+from errord.decide.backoff import Pacing
+from errord.decide.context import DecisionContext, requested_delay
+from errord.decide.fallbacks import too_slow
 from errord.decide.model import Action, ErrorClass, ErrorCode, Refusal, RefusalKind
-from errord.decide.policy import (
-    DecisionContext,
-    Pacing,
-    Verdict,
-    probe_role,
-    requested_delay,
-    too_slow,
-)
 from errord.decide.summary import label
+from errord.decide.verdict import Verdict, probe_role
 
 ECHOED_ERROR_LENGTH = 2_000
 """Characters of the tool's error message repeated in the model's and the log's text."""
@@ -63,7 +59,7 @@ def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
     """Which variant of the action's reason applies: for RETRY, whether it is a half-open
     breaker's probe, waits for it, or waits as the tool asked; for ESCALATE and FAIL,
     whether a required call waits on this one, or why the model may not correct its call
-    again (errord.decide.policy.CorrectionsSpent), or (ESCALATE) whether the tool has
+    again (errord.decide.verdict.CorrectionsSpent), or (ESCALATE) whether the tool has
     alternatives, none usable; for SKIP, whether the turn is out of time."""
     if verdict.action is Action.RETRY:
         role = probe_role(context, verdict)

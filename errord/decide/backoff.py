@@ -1,0 +1,97 @@
+"""Backoff: the delay a policy proposes before the next attempt, paced by episodic memory."""
+
+from __future__ import annotations
+
+import abc
+from enum import Enum
+from typing import Protocol
+
+from errord.decide.context import DecisionContext, requested_delay
+from errord.decide.memory import Evidence
+from errord.decide.model import Action
+
+
+class Jitter(Protocol):
+    """The randomness a backoff needs; ``random.Random`` is one."""
+
+    def uniform(self, a: float, b: float) -> float: ...
+
+
+class Pacing(Enum):
+    """How episodic memory changed a retry's delay; the value is the factor."""
+
+    SHORTER = 0.5
+    """Retries of this error mostly recover it: waiting long buys nothing."""
+    LONGER = 2.0
+    """Retries of this error rarely recover it: give the tool more time."""
+
+
+def pacing(evidence: Evidence | None, min_episodes: float) -> Pacing | None:
+    """The pacing the evidence of retries calls for, once there is enough of it."""
+    if evidence is None or evidence.told < min_episodes:
+        return None
+    if evidence.success_rate >= 0.8:
+        return Pacing.SHORTER
+    if evidence.success_rate < 0.5:
+        return Pacing.LONGER
+    return None
+
+
+class Backoff(abc.ABC):
+    """Proposes the delay before the next attempt."""
+
+    @abc.abstractmethod
+    def __call__(self, context: DecisionContext) -> float: ...
+
+    def pacing(self, context: DecisionContext) -> Pacing | None:
+        """How episodic memory changed the delay; None when it did not."""
+        return None
+
+
+class ExponentialBackoff(Backoff):
+    """initial * multiplier^(attempt-1), capped at max_delay, halved or doubled by episodic
+    memory (over ``min_episodes``; never beyond initial_delay and max_delay), then
+    +-jitter."""
+
+    def __init__(self, jitter: Jitter, min_episodes: float | None = None) -> None:
+        self._jitter = jitter
+        self._min_episodes = min_episodes
+
+    def __call__(self, context: DecisionContext) -> float:
+        delay, _ = self._paced_delay(context)
+        jitter = context.manifest.retry_policy.jitter
+        return delay * (1 + self._jitter.uniform(-jitter, jitter))
+
+    def pacing(self, context: DecisionContext) -> Pacing | None:
+        return self._paced_delay(context)[1]
+
+    def _paced_delay(self, context: DecisionContext) -> tuple[float, Pacing | None]:
+        policy = context.manifest.retry_policy
+        exponent = context.report.attempt - 1
+        try:
+            grown = policy.initial_delay * policy.multiplier**exponent
+        except OverflowError:  # attempts in the thousands: far beyond any cap
+            grown = policy.max_delay
+        delay = min(grown, policy.max_delay)
+        if self._min_episodes is None or not context.memory:
+            return delay, None
+        paced = pacing(context.memory.get(Action.RETRY.value), self._min_episodes)
+        if paced is None:
+            return delay, None
+        bounded = min(max(delay * paced.value, policy.initial_delay), policy.max_delay)
+        return (bounded, paced) if bounded != delay else (delay, None)
+
+
+class HonourRetryAfter(Backoff):
+    """The tool's own Retry-After replaces the computed delay; RetryAfterTooLong
+    refuses a wait longer than the policy allows."""
+
+    def __init__(self, computed: Backoff) -> None:
+        self._computed = computed
+
+    def __call__(self, context: DecisionContext) -> float:
+        asked = requested_delay(context)
+        return self._computed(context) if asked is None else asked
+
+    def pacing(self, context: DecisionContext) -> Pacing | None:
+        return self._computed.pacing(context) if requested_delay(context) is None else None
