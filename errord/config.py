@@ -67,7 +67,8 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from types import NoneType
+from typing import Any, get_args, get_type_hints
 
 from errord.alerts import AlertThresholds
 from errord.client_config import ClientSettings
@@ -96,15 +97,6 @@ ALERT_SETTINGS = {
 }
 LIMIT_SETTINGS = {limit.name: limit.name for limit in fields(Limits)}
 """Each record attribute's setting, to name it in errors."""
-PATH_SETTINGS = (
-    "db",
-    "manifests",
-    "token_file",
-    "tls_cert_file",
-    "tls_key_file",
-    "tls_client_ca_file",
-)
-"""Settings that name files, relative to the settings file's directory."""
 TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d{1,5})$")
 
 
@@ -354,52 +346,48 @@ class Settings:
         return replace(self, **{key: value for key, value in values.items() if value is not None})
 
 
+TOML_TYPES: dict[object, tuple[type, ...]] = {
+    str: (str,),
+    Path: (str,),
+    int: (int,),
+    float: (int, float),
+    bool: (bool,),
+    NoneType: (),
+}
+"""The TOML values a setting of each type takes: a path is a string, a float any number,
+and None is the setting left out."""
+
+
+def members(annotation: object) -> tuple[object, ...]:
+    """The types a union annotation joins, or the annotation itself."""
+    return get_args(annotation) or (annotation,)
+
+
+ANNOTATIONS = {
+    name: annotation for name, annotation in get_type_hints(Settings).items() if name != "client"
+}
+"""The type of each setting of the file's top level, from the fields of Settings."""
+SETTING_TYPES = {
+    name: tuple(kind for member in members(annotation) for kind in TOML_TYPES[member])
+    for name, annotation in ANNOTATIONS.items()
+}
+"""The TOML value types each setting takes (``str | int | None``: str, int)."""
+PATH_SETTINGS = frozenset(
+    name for name, annotation in ANNOTATIONS.items() if Path in members(annotation)
+)
+"""Settings that name files, relative to the settings file's directory."""
+
+
 def _setting(path: Path, text: str, key: str, value: Any) -> Any:
-    types: dict[str, tuple[type, ...]] = {
-        "listen": (str,),
-        "db": (str,),
-        "manifests": (str,),
-        "shutdown_grace_seconds": (int, float),
-        "shutdown_quiet_seconds": (int, float),
-        "log_level": (str,),
-        "log_format": (str,),
-        "reflection": (bool,),
-        "metrics_listen": (str,),
-        "breaker_failure_threshold": (int,),
-        "breaker_cooldown_seconds": (int, float),
-        "breaker_success_threshold": (int,),
-        "alert_failure_rate": (int, float),
-        "alert_mean_duration_seconds": (int, float),
-        "alert_window_seconds": (int, float),
-        "alert_min_executions": (int,),
-        "turn_deadline_seconds": (int, float),
-        "turn_retry_budget": (int,),
-        "turn_retry_budget_share": (int, float),
-        "model_corrections": (int,),
-        "llm_message_format": (str,),
-        "memory_min_episodes": (int, float),
-        "memory_max_errors": (int,),
-        "memory_max_age_seconds": (int, float),
-        "socket_group": (str, int),
-        "token_file": (str,),
-        "tls_cert_file": (str,),
-        "tls_key_file": (str,),
-        "tls_client_ca_file": (str,),
-        "max_message_bytes": (int,),
-        "max_concurrent_rpcs": (int,),
-        "max_watchers": (int,),
-        "max_turn_events": (int,),
-        "keepalive_min_ping_seconds": (int, float),
-        "keepalive_permit_without_calls": (bool,),
-    }
     if key == "client":
         return ClientSettings.from_table(path, text, value)
     where = f"{path}:{line_of(text, key)}"
-    if key not in types:
+    types = SETTING_TYPES.get(key)
+    if types is None:
         known = ", ".join(f.name for f in fields(Settings))
         raise ConfigError(f"{where}: unknown setting {key!r} (known: {known})")
-    if not isinstance(value, types[key]) or (isinstance(value, bool) and bool not in types[key]):
-        expected = " or ".join(kind.__name__ for kind in types[key])
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        expected = " or ".join(kind.__name__ for kind in types)
         raise ConfigError(f"{where}: {key}: expected {expected}, got {type(value).__name__}")
     if key in PATH_SETTINGS:
         return path.parent / Path(str(value)).expanduser()
