@@ -1,5 +1,5 @@
 import sys
 
-from errord.cli import main
+from errord.cli.main import main
 
 sys.exit(main())

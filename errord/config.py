@@ -70,8 +70,8 @@ from pathlib import Path
 from types import NoneType
 from typing import Any, get_args, get_type_hints
 
-from errord.alerts import AlertThresholds
 from errord.client_config import ClientSettings
+from errord.decide.alerts import AlertThresholds
 from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy
 from errord.decide.model import RetryBudget
 from errord.decide.model_message import MessageFormat

@@ -67,8 +67,8 @@ from errord.errors import (
     TurnNotFound,
 )
 from errord.limits import LimitExceeded, Limits
-from errord.memory_retention import MemoryBounds, MemoryRetention
 from errord.ops.logs import log_decision
+from errord.state.memory_retention import MemoryBounds, MemoryRetention
 from errord.state.projection import Projection
 from errord.state.projections import Projections
 from errord.state.store import DuplicateEvent, Store, Unit

@@ -24,9 +24,9 @@ import pytest
 from errord_client import ErrordClient, failure_request, pb
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from errord.cli import main
-from errord.ops.connection import default_target, grpc_target
-from errord.ops.trace_lines import event_line
+from errord.cli.connection import default_target, grpc_target
+from errord.cli.main import main
+from errord.cli.trace_lines import event_line
 from tests.helpers import DaemonProcess, errord_command, run_errord, start_process, subprocess_env
 
 DAEMON_COMMANDS = [

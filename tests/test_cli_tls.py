@@ -20,7 +20,7 @@ import grpc
 import pytest
 from errord_client import ErrordClient
 
-from errord.cli import main
+from errord.cli.main import main
 from errord.config import Settings
 from errord.errors import ConfigError
 from tests.certificates import Authority, authority

@@ -25,8 +25,8 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.errors import ConfigError
-from errord.health import ToolHealthBoard
 from errord.manifests.files import load_manifest_file
+from errord.state.health import ToolHealthBoard
 from errord.wire.operator import tool_health_to_proto
 from tests.harness import Harness
 

@@ -14,7 +14,7 @@ import pytest
 from errord.decide.events import ForgetReason, MemoryForgotten
 from errord.decide.memory import MemoryKey
 from errord.decide.model import ErrorCode, FailureReport, Outcome, OutcomeReport, ToolFailure
-from errord.memory_retention import FORGET_CHUNK, MemoryBounds
+from errord.state.memory_retention import FORGET_CHUNK, MemoryBounds
 from tests.harness import Harness
 
 MAX_ERRORS = 10

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from errord.cli import EXIT_CONFIG
+from errord.cli.main import EXIT_CONFIG
 from errord.config import Settings
 
 SYSTEMD = Path(__file__).resolve().parents[1] / "systemd"

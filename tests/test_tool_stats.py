@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from errord.alerts import AlertKind, AlertThresholds
+from errord.decide.alerts import AlertKind, AlertThresholds
 from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
@@ -24,7 +24,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
-from errord.health import ToolHealthBoard
+from errord.state.health import ToolHealthBoard
 from errord.state.projections import Projections
 from errord.state.tool_stats import (
     MAX_EXCEPTION_TYPES,

@@ -1,1 +1,1 @@
-"""Running as a service: systemd notification and watchdog, metrics, logging."""
+"""Running as a service: systemd notification and watchdog, metrics, logging, write health."""

@@ -1,7 +1,7 @@
 """Prometheus metrics over HTTP: each tool's statistics, breaker and alerts; reloads,
 the store's writes and the watchers open.
 
-The figures are the ones GetToolStats answers with (errord.health), read
+The figures are the ones GetToolStats answers with (errord.state.health), read
 when Prometheus scrapes: the counters are the projection's, so they survive
 restarts and never drift from the trace. prometheus-client serves them from
 its own thread; the collector hands the reading to the event loop, which owns
@@ -32,11 +32,11 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from errord.alerts import AlertKind
+from errord.decide.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
-from errord.health import ToolHealth, ToolHealthBoard
 from errord.reload import ManifestReloader
+from errord.state.health import ToolHealth, ToolHealthBoard
 from errord.state.store import Store
 from errord.state.tool_stats import DURATION_BOUNDS
 

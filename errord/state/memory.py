@@ -7,7 +7,7 @@ HALF_LIFE (errord.decide.memory), so that old evidence fades. An episode opened 
 closed is unknown, never counted as a success. The tallies are decayed to each event's
 time, so a rebuild from the trace ends exactly where the live fold did.
 
-Memory is bounded (errord.memory_retention): forgetting an error is itself an event of
+Memory is bounded (errord.state.memory_retention): forgetting an error is itself an event of
 the trace, MemoryForgotten, which drops its state; so a rebuild forgets exactly what the
 live daemon forgot, at the same point of the trace.
 """

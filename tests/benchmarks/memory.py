@@ -52,7 +52,7 @@ from errord.decide.memory import recall
 from errord.decide.model import ErrorCode, FailureReport, Outcome, OutcomeReport, ToolFailure
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
-from errord.memory_retention import MemoryBounds
+from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Store
 from tests.fakes import FakeClock

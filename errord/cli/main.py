@@ -33,14 +33,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from errord import __version__
-from errord.client_config import ClientSettings
-from errord.config import LOG_FORMATS, LOG_LEVELS, Settings
-from errord.decide.manifest import MAX_COOLDOWN
-from errord.errors import ConfigError, ErrordError, ListenError, ManifestError, StoreError
-from errord.ops import commands as ops
-from errord.ops import logs
-from errord.ops.client_tls import ClientTLS
-from errord.ops.connection import (
+from errord.cli import commands as ops
+from errord.cli.connection import (
     CALL_TIMEOUT,
     Daemon,
     configured,
@@ -48,8 +42,14 @@ from errord.ops.connection import (
     listen_target,
     read_token,
 )
+from errord.cli.output import Output
+from errord.cli.tls import ClientTLS
+from errord.client_config import ClientSettings
+from errord.config import LOG_FORMATS, LOG_LEVELS, Settings
+from errord.decide.manifest import MAX_COOLDOWN
+from errord.errors import ConfigError, ErrordError, ListenError, ManifestError, StoreError
+from errord.ops import logs
 from errord.ops.logs import LogFormat
-from errord.ops.operator_cli import Output
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
@@ -319,6 +319,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from errord.manifests.checks import alternatives_without_manifest
     from errord.manifests.files import load_manifest_dir, overlooked
 
     try:
@@ -332,8 +333,11 @@ def run_check(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
     if not manifests:
         return EXIT_PROBLEMS  # a directory with no manifest file is an error for check
+    for warning in alternatives_without_manifest(manifests):
+        print(warning, file=sys.stderr)
     names = ", ".join(manifest.name for manifest in manifests)
-    print(f"{args.directory}: {len(manifests)} tools valid ({names})")
+    count = len(manifests)
+    print(f"{args.directory}: {count} tool{'s' if count != 1 else ''} valid ({names})")
     return 0
 
 

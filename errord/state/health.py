@@ -11,11 +11,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from errord.alerts import Alert, AlertKind, AlertThresholds
+from errord.decide.alerts import Alert, AlertKind, AlertThresholds
 from errord.decide.manifest import BreakerPolicy
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState
-from errord.overrides import OverrideCandidate, override_candidates
+from errord.decide.overrides import OverrideCandidate, override_candidates
 from errord.state.projections import Projections
 from errord.state.tool_stats import Minute, ToolStats
 

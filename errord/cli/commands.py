@@ -1,11 +1,11 @@
 """The subcommands that talk to a running daemon, each a function ``(daemon, args, out) -> exit
 status``.
 
-``errord.cli`` parses the common options (``--target``, ``--token-file``,
+``errord.cli.main`` parses the common options (``--target``, ``--token-file``,
 ``--json``, ...), opens the ``Daemon`` and hands it over; a command calls the
 daemon, shows the answer through ``out``, and returns its exit status. A call
-the daemon refuses raises ``CommandError``, which ``errord.cli`` prints. To add
-a subcommand, write its function here and declare it in ``errord.cli`` with
+the daemon refuses raises ``CommandError``, which ``errord.cli.main`` prints. To add
+a subcommand, write its function here and declare it in ``errord.cli.main`` with
 ``_operator(...)``.
 """
 
@@ -20,10 +20,10 @@ import grpc
 from errord_client.v1 import errord_pb2 as pb
 from grpc_health.v1 import health_pb2
 
-from errord.ops import operator_cli as show
-from errord.ops.connection import CommandError, Daemon
-from errord.ops.operator_cli import Output
-from errord.ops.trace_lines import event_line
+from errord.cli import output as show
+from errord.cli.connection import CommandError, Daemon
+from errord.cli.output import Output
+from errord.cli.trace_lines import event_line
 
 Operate = Callable[[Daemon, argparse.Namespace, Output], int]
 """A subcommand: calls the daemon, shows the answer, returns the exit status."""

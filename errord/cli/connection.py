@@ -2,7 +2,7 @@
 calls.
 
 ``Daemon`` wraps one gRPC channel, over TLS when ``ClientTLS`` files were given
-(errord.ops.client_tls). Every call carries the ``authorization: Bearer TOKEN``
+(errord.cli.tls). Every call carries the ``authorization: Bearer TOKEN``
 metadata when a token was given, and every failed call becomes a
 ``CommandError`` holding the daemon's status code and message, which the
 command prints instead of a traceback.
@@ -22,9 +22,9 @@ from errord_client.v1 import errord_pb2_grpc
 from google.protobuf import message
 from grpc_health.v1 import health_pb2_grpc
 
+from errord.cli.tls import ClientTLS, unreachable
 from errord.config import Settings
 from errord.errors import ErrordError
-from errord.ops.client_tls import ClientTLS, unreachable
 
 CALL_TIMEOUT = 10.0
 """Seconds a unary call may take unless ``--timeout`` says otherwise."""
