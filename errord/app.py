@@ -21,19 +21,21 @@ from pathlib import Path
 from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
 from errord.decide.engine import Engine
-from errord.decide.events import BreakerChanged, TraceEvent
+from errord.decide.events import BreakerChanged, FailureEvent, TraceEvent
 from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
 from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
+from errord.health import ToolHealthBoard
 from errord.manifests.files import load_manifest_dir, overlooked
+from errord.memory_retention import MemoryBounds
+from errord.operator_actions import OperatorActions
+from errord.ops.logs import log_decision
 from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier
 from errord.ops.write_health import WriteHealthReporter
 from errord.reload import ManifestReloader
 from errord.state.feed import TraceFeed
-from errord.state.health import ToolHealthBoard
-from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Salvage, Store
 from errord.wire.drain import Drain
@@ -92,6 +94,9 @@ async def serve(
                 message_format=settings.message_format,
             )
             handler = ErrorHandler(engine, store, state, manifests, clock, bounds)
+            actions = OperatorActions(
+                store, state, handler.holder, lambda: handler.manifests, clock
+            )
             # What start-up built (modules, manifests, the loaded state) lives as long as
             # the daemon: keep it out of every garbage collection from now on.
             gc.freeze()
@@ -108,7 +113,7 @@ async def serve(
             running = await start_server(
                 settings.listen,
                 errors,
-                OperatorService(board, handler, clock, reloader),
+                OperatorService(board, actions, clock, reloader),
                 reflection_on=settings.reflection,
                 access=Access.from_settings(settings),
             )
@@ -179,11 +184,15 @@ class Serving:
 
 
 def committed(feed: TraceFeed, events: Sequence[TraceEvent]) -> None:
-    """A batch is committed: watchers get its events, and breaker changes are logged."""
+    """A batch is committed: watchers get its events, and decisions and breaker changes
+    are logged."""
     feed.publish(events)
     for event in events:
         detail = event.detail
-        if type(detail) is BreakerChanged:
+        if type(detail) is FailureEvent:
+            log_decision(detail.report, detail.decision)
+            log.debug("%s: %s", detail.decision.technical_message, detail.decision.reason)
+        elif type(detail) is BreakerChanged:
             log_breaker_change(detail)
 
 

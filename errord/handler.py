@@ -12,20 +12,17 @@ hold every call and turn; a key they dropped for room is read back first.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from datetime import datetime, timedelta
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
 from typing import Any, TypeAlias, TypeVar, cast
 
 from msgspec import structs
 
 from errord.clock import Clock
-from errord.decide import breaker as breakers
-from errord.decide.classify import classify
 from errord.decide.correction import closest_tools
 from errord.decide.engine import CallCheck, Engine
 from errord.decide.events import (
-    BreakerChanged,
     EventDetail,
     EventKind,
     FailureEvent,
@@ -35,28 +32,23 @@ from errord.decide.events import (
     TurnEnded,
 )
 from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.memory import MemoryKey, MemoryStats, recall
+from errord.decide.memory import MemoryKey, MemoryStats
 from errord.decide.model import (
-    BreakerState,
-    CallProgress,
-    CallStatus,
     Decision,
     DefaultValue,
-    ErrorCode,
     FailureReport,
     JSONValue,
-    Outcome,
     OutcomeReport,
     PlannedCall,
     ReportKey,
     RetryBudget,
-    ToolFailure,
     TurnSummary,
 )
-from errord.decide.reconcile import HeldResult, Reconciliation, Synthesized, ToolCall, reconcile
-from errord.decide.redact import redact, redact_json, redact_report, redact_text
-from errord.decide.signature import signature
+from errord.decide.reads import Reads
+from errord.decide.reconcile import HeldResult, Reconciliation, ToolCall, reconcile
+from errord.decide.redact import redact, redact_json, redact_report
 from errord.decide.summary import summarize
+from errord.decide.synthesized import synthesized, tells_fate
 from errord.errors import (
     FieldViolation,
     InvalidRequest,
@@ -67,21 +59,15 @@ from errord.errors import (
     TurnNotFound,
 )
 from errord.limits import LimitExceeded, Limits
-from errord.ops.logs import log_decision
-from errord.state.memory_retention import MemoryBounds, MemoryRetention
-from errord.state.projection import Projection
+from errord.memory_retention import MemoryBounds, MemoryRetention
+from errord.state.holding import NOTHING_HELD, Holder, Key
 from errord.state.projections import Projections
 from errord.state.store import DuplicateEvent, Store, Unit
 from errord.state.turns import TurnState
 
-log = logging.getLogger(__name__)
-
-
 T = TypeVar("T")
 Answer: TypeAlias = Coroutine[Any, Any, tuple[T, bool]]
 """What a report is answered with, and whether it was recorded before; awaited after deciding."""
-_Held: TypeAlias = tuple[tuple[Projection[Any, Any], Any], ...]
-"""Projection keys pinned while a report is decided."""
 
 
 class ErrorHandler:
@@ -105,7 +91,8 @@ class ErrorHandler:
         """The manifests in force; a reload replaces the whole snapshot at once."""
         self._in_flight: dict[tuple[EventKind, ReportKey | str], Unit] = {}
         """Units being committed, by the kind and key of the report they record."""
-        self._loading: dict[tuple[str, Any], asyncio.Future[None]] = {}
+        self.holder = Holder(store.state)
+        """Reads back what a projection dropped for room; operator actions share it."""
         self.max_turn_events = max_turn_events
         """Trace events one turn may hold: a report that would pass it is refused."""
         self.retention = MemoryRetention(
@@ -120,11 +107,9 @@ class ErrorHandler:
         StoreError when the decision could not be committed.
         """
         report = self._redacted(report)
-        held = await self._hold(report)
-        try:
-            answer = self._answer_failure(report)
-        finally:
-            self._let_go(held)
+        reads = self._engine.reads(report, self.manifests)
+        async with self._holding((report, reads)), self._holding_memory((report, reads)):
+            answer = self._answer_failure(report, reads)
         return await answer
 
     async def report_failures(
@@ -135,13 +120,13 @@ class ErrorHandler:
         transaction; for a report refused, the error it was refused with. Not atomic: each
         report is recorded or refused on its own.
         """
-        reports = [self._redacted(report) for report in reports]
+        read = [
+            (report, self._engine.reads(report, self.manifests))
+            for report in map(self._redacted, reports)
+        ]
         # All read back before any is decided: no await may come between the two.
-        held = await self._hold(*reports)
-        try:
-            answers = [_refusing(self._answer_failure, report) for report in reports]
-        finally:
-            self._let_go(held)
+        async with self._holding(*read), self._holding_memory(*read):
+            answers = [_refusing(self._answer_failure, *each) for each in read]
         results = await asyncio.gather(*answers, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, Exception):
@@ -168,8 +153,7 @@ class ErrorHandler:
                 [FieldViolation("deadline", f"must be in the future, got {deadline.isoformat()}")]
             )
         plan = tuple(self._redacted_call(call) for call in plan)
-        held = await self._hold_turn(turn_id)
-        try:
+        async with self._holding_turn(turn_id):
             began = self._state.turns.view(turn_id)
             if began is not None:
                 same = not began.implicit and (began.retry_budget, began.plan) == (budget, plan)
@@ -187,8 +171,6 @@ class ErrorHandler:
                 plan=plan,
             )
             unit = self._submit(EventKind.TURN_BEGAN, turn_id, (event,))
-        finally:
-            self._let_go(held)
         try:
             await asyncio.shield(unit.done)
         except DuplicateEvent:
@@ -219,8 +201,7 @@ class ErrorHandler:
 
         Raises TurnNotFound for a turn neither begun nor reported on.
         """
-        held = await self._hold_turn(turn_id)
-        try:
+        async with self._holding_turn(turn_id):
             turn = self._state.turns.view(turn_id)
             if turn is None:
                 raise TurnNotFound(f"no turn {turn_id!r}: it was neither begun nor reported on")
@@ -230,8 +211,6 @@ class ErrorHandler:
                 summary = summarize(turn_id, turn.began_at, turn.deadline, turn.progress, now)
                 ended = TurnEnded(turn_id=turn_id, summary=summary)
                 unit = self._submit(EventKind.TURN_ENDED, turn_id, (ended,))
-        finally:
-            self._let_go(held)
         if unit is not None:
             try:
                 await asyncio.shield(unit.done)
@@ -242,8 +221,8 @@ class ErrorHandler:
         assert isinstance(recorded, TurnEnded)
         return recorded.summary, True
 
-    async def _hold_turn(self, turn_id: str) -> _Held:
-        return await self._read_missing(((self._state.turns, turn_id),))
+    def _holding_turn(self, turn_id: str) -> AbstractAsyncContextManager[None]:
+        return self.holder.holding(((self._state.turns, turn_id),))
 
     async def _recorded(self, kind: EventKind, turn_id: str) -> tuple[TraceEvent, bool]:
         """The recorded event of ``kind`` keyed by ``turn_id`` (once it is committed)."""
@@ -265,15 +244,12 @@ class ErrorHandler:
         fates: dict[str, FailureEvent | OutcomeEvent] = {}
         if unanswered:
             async for event in self.replay(0, turn_id=turn_id):
-                if _tells_fate(event.detail, unanswered):
+                if tells_fate(event.detail, unanswered):
                     detail = event.detail
                     assert isinstance(detail, FailureEvent | OutcomeEvent)
                     fates[detail.report.call_id] = detail
-        held_turn = await self._hold_turn(turn_id)
-        try:
+        async with self._holding_turn(turn_id):
             turn = self._state.turns.view(turn_id)
-        finally:
-            self._let_go(held_turn)
         out_of_time = turn is not None and _out_of_time(turn, self._clock.now())
         progress = turn.progress if turn is not None else {}
         return reconcile(
@@ -298,48 +274,9 @@ class ErrorHandler:
 
         Raises ReportConflict when the same key was recorded with another outcome.
         """
-        held = await self._hold(report)
-        try:
+        async with self._holding((report, None)), self._holding_memory((report, None)):
             answer = self._answer_outcome(report)
-        finally:
-            self._let_go(held)
         return await answer
-
-    async def reset_breaker(self, tool: str, *, by: str = "") -> TraceEvent:
-        """Close ``tool``'s breaker and zero its counters; the recorded event.
-
-        Raises ToolNotFound for a tool with no manifest and no recorded report.
-        """
-        return await self._change_breaker(tool, breakers.reset, by)
-
-    async def force_open_breaker(
-        self, tool: str, *, duration: float | None, by: str = ""
-    ) -> TraceEvent:
-        """Open ``tool``'s breaker for ``duration`` seconds, or until reset when None."""
-        now = self._clock.now()
-        until = None if duration is None else now + timedelta(seconds=duration)
-        return await self._change_breaker(
-            tool, lambda state: breakers.force_open(state, now, until), by
-        )
-
-    async def _change_breaker(
-        self, tool: str, change: Callable[[BreakerState | None], breakers.Stepped], by: str
-    ) -> TraceEvent:
-        state = self._state
-        held = await self._read_missing(((state.breakers, tool), (state.tool_stats, tool)))
-        try:
-            if tool not in self.manifests and not state.has_tool(tool):
-                raise ToolNotFound(tool)
-            [(kind, after)] = change(state.breakers.view(tool)).changes
-            event = BreakerChanged(tool=tool, change=kind, breaker=after, by=by)
-            unit = self._store.submit([event])
-        finally:
-            self._let_go(held)
-        try:
-            await asyncio.shield(unit.done)
-        except DuplicateEvent as error:  # the generation is taken: not while one daemon owns the db
-            raise StoreError(f"the breaker of {tool!r} changed meanwhile; try again") from error
-        return unit.events[-1]
 
     async def record(self, event: EventDetail) -> TraceEvent:
         """Record an event that decides nothing (a manifest reload); the recorded event."""
@@ -368,7 +305,7 @@ class ErrorHandler:
                 yield event
             after = events[-1].sequence
 
-    def _answer_failure(self, report: FailureReport) -> Answer[Decision]:
+    def _answer_failure(self, report: FailureReport, reads: Reads) -> Answer[Decision]:
         """Decide and submit now, without awaiting; the answer waits for the commit."""
         in_flight = self._in_flight.get((EventKind.FAILURE, report.key))
         if in_flight is not None:
@@ -390,6 +327,7 @@ class ErrorHandler:
             self._clock.now(),
             self._state.breakers.view,
             self._remembered,
+            reads,
         )
         self._check_room(report.turn_id, turn, decided.events)
         unit = self._submit(EventKind.FAILURE, report.key, decided.events)
@@ -437,8 +375,6 @@ class ErrorHandler:
             await asyncio.shield(unit.done)
         except DuplicateEvent:  # recorded before this process knew of it
             return await self._recorded_failure(report)
-        log_decision(report, decision)
-        log.debug("%s: %s", decision.technical_message, decision.reason)
         return decision, False
 
     async def _repeated_failure(
@@ -490,126 +426,53 @@ class ErrorHandler:
             raise ReportConflict(f"{describe(report.key)} was already recorded as {recorded}")
         return stored
 
-    async def _hold(self, *reports: FailureReport | OutcomeReport) -> _Held:
-        """Make sure the projections hold every state the reports read or change: each
-        one's call and turn, its tool's statistics and breaker, and (for a failure) the
-        breakers of the tool's alternatives.
-
-        In the steady state they do, and this returns at once, without awaiting.
-        When a projection dropped one of them for room, all are pinned (so that
-        no commit drops them meanwhile) and the missing ones are read back; the
-        caller decides, then lets go of the pins, without awaiting in between.
-        The episodic-memory keys a report may change are known once its call is held
-        (the episode it may close): they are read back second, and only once memory
-        dropped any.
-        """
+    def _holding(
+        self, *reports: tuple[FailureReport | OutcomeReport, Reads | None]
+    ) -> AbstractAsyncContextManager[None]:
+        """Hold every state the reports read or change: each one's call and turn, its
+        tool's statistics and breaker, and (for a failure) the breakers its decision reads,
+        of the tool's alternatives."""
         state = self._state
-        wanted: list[tuple[Projection[Any, Any], Any]] = []
-        for report in reports:
-            alternatives = (
-                self.manifests.alternatives(report.tool)
-                if isinstance(report, FailureReport)
-                else ()
-            )
-            wanted += [
+        keys: list[Key] = []
+        for report, reads in reports:
+            keys += [
                 (state.calls, report.key.call),
                 (state.turns, report.turn_id),
                 (state.tool_stats, report.tool),
-                *((state.breakers, tool) for tool in (report.tool, *alternatives)),
+                *((state.breakers, tool) for tool in (reads.breakers if reads else (report.tool,))),
             ]
-        held = await self._read_missing(tuple(wanted))
-        if state.memory.complete:
-            return held
-        remembered = [(state.memory, key) for r in reports for key in self._memory_keys(r)]
-        if not any(state.memory.missing(key) for _, key in remembered):
-            return held
-        self._let_go(held)
-        return await self._read_missing((*wanted, *remembered))
+        return self.holder.holding(keys)
 
-    async def recall_episodes(
-        self, tool: str, message: str | None, code: ErrorCode | None
-    ) -> list[tuple[MemoryKey, MemoryStats]]:
-        """What episodic memory holds of ``tool``'s errors, most episodes first: of the one
-        ``message`` is (its code inferred unless given), or of all memory holds in RAM.
-
-        Raises ToolNotFound for a tool with no manifest and no recorded report.
-        """
-        if tool not in self.manifests and not self._state.has_tool(tool):
-            raise ToolNotFound(tool)
-        memory, now = self._state.memory, self._clock.now()
-        if message is None:
-            found = [(k, s) for k, s in memory.snapshot().items() if k.tool == tool]
-        else:
-            message = redact_text(message)  # as the reports it stands for were
-            if code is None:
-                rules = self.manifests.manifest_for(tool)[0].classification
-                code = classify(ToolFailure(message=message), rules, tool).code
-            key = MemoryKey(tool, signature(code, message).key)
-            held = await self._read_missing(((memory, key),))
-            try:
-                stats = memory.view(key)
-            finally:
-                self._let_go(held)
-            found = [] if stats is None else [(key, stats)]
-        return sorted(found, key=lambda item: -_episodes(item[1], now))
+    def _holding_memory(
+        self, *reports: tuple[FailureReport | OutcomeReport, Reads | None]
+    ) -> AbstractAsyncContextManager[None]:
+        """Hold the episodic-memory keys the reports may change: of the episode each may
+        close, known once its call is held, and (a failure) of the error its decision
+        reads. Costs nothing while memory holds every key."""
+        memory = self._state.memory
+        if memory.complete:
+            return NOTHING_HELD
+        keys: list[Key] = []
+        for report, reads in reports:
+            call = self._state.calls.view(report.key.call)
+            episode = call.awaited_by(report.tool, report.attempt) if call is not None else None
+            if episode is not None:
+                keys.append((memory, MemoryKey(episode.tool, episode.signature)))
+            if reads is not None:
+                keys.append((memory, reads.memory_key))
+        return self.holder.holding(keys)
 
     def _remembered(self, tool: str, signature_key: str) -> MemoryStats | None:
         return self._state.memory.view(MemoryKey(tool, signature_key))
 
-    def _memory_keys(self, report: FailureReport | OutcomeReport) -> list[MemoryKey]:
-        """The episodic-memory keys ``report`` may change: of the episode it may close, and
-        (a failure) of the one its decision may open."""
-        keys = []
-        call = self._state.calls.view(report.key.call)
-        episode = call.awaited_by(report.tool, report.attempt) if call is not None else None
-        if episode is not None:
-            keys.append(MemoryKey(episode.tool, episode.signature))
-        if isinstance(report, FailureReport):
-            rules = self.manifests.manifest_for(report.tool)[0].classification
-            code = classify(report.error, rules, report.tool).code
-            keys.append(MemoryKey(report.tool, signature(code, report.error.message).key))
-        return keys
-
-    async def _read_missing(self, wanted: _Held) -> _Held:
-        """Pin ``wanted`` and read back the keys missing from memory; () when none is."""
-        # A batch may name one turn, call or tool many times: read each back once.
-        missing = list(dict.fromkeys((p, k) for p, k in wanted if p.missing(k)))
-        if not missing:
-            return ()
-        for projection, k in wanted:
-            projection.pin(k)
-        try:
-            for projection, k in missing:
-                await self._read_back(projection, k)
-        except BaseException:
-            self._let_go(wanted)
-            raise
-        return wanted
-
-    @staticmethod
-    def _let_go(held: _Held) -> None:
-        for projection, key in held:
-            projection.unpin(key)
-
-    async def _read_back(self, projection: Projection[Any, Any], key: Any) -> None:
-        loading = self._loading.get((projection.name, key))
-        if loading is None:
-            loading = asyncio.ensure_future(self._adopt(projection, key))
-            self._loading[(projection.name, key)] = loading
-            loading.add_done_callback(lambda _: self._loading.pop((projection.name, key), None))
-        await asyncio.shield(loading)
-
-    async def _adopt(self, projection: Projection[Any, Any], key: Any) -> None:
-        projection.adopt(key, await self._store.state(projection, key))
-
 
 def _refusing(
-    answer: Callable[[FailureReport], Answer[Decision]], report: FailureReport
+    answer: Callable[[FailureReport, Reads], Answer[Decision]], report: FailureReport, reads: Reads
 ) -> Answer[Decision]:
-    """``answer(report)``; an error raised while deciding, as an answer that raises it, so
+    """``answer(report, reads)``; an error raised while deciding, as an answer that raises it, so
     that one report's bug does not lose the answers of the others."""
     try:
-        return answer(report)
+        return answer(report, reads)
     except Exception as error:
         return _raise(error)
 
@@ -618,65 +481,9 @@ async def _raise(error: Exception) -> tuple[Decision, bool]:
     raise error
 
 
-def _tells_fate(detail: EventDetail, calls: set[str]) -> bool:
-    """True for a decision on one of ``calls``, or a success of one (a failed outcome repeats
-    a failure that has its decision)."""
-    if isinstance(detail, FailureEvent):
-        return detail.report.call_id in calls
-    if isinstance(detail, OutcomeEvent):
-        return detail.report.call_id in calls and detail.report.outcome is Outcome.SUCCESS
-    return False
-
-
 def _out_of_time(turn: TurnState, now: datetime) -> bool:
     """True when the turn ended, or is still open, at or after its deadline."""
     return turn.deadline is not None and (turn.ended_at or now) >= turn.deadline
-
-
-def synthesized(
-    call: ToolCall,
-    fate: FailureEvent | OutcomeEvent | None,
-    progress: CallProgress | None = None,
-    out_of_time: bool = False,
-) -> Synthesized:
-    """The result of a call the executor holds none for: from where it stands in its turn
-    (skipped for the call it waited on, out of time), else from the call's last event."""
-    if progress is not None and progress.blocked_by:
-        return Synthesized(
-            f"Not run: {call.tool} needed the result of call {progress.blocked_by}, which has "
-            "none.",
-            f"skipped with {progress.blocked_by}, which it depends on",
-        )
-    pending = progress is None or progress.status is CallStatus.PENDING
-    if out_of_time and pending and not _succeeded(fate):
-        return Synthesized(
-            f"No result: {call.tool} did not finish before the turn's deadline.",
-            "still pending at the turn's deadline",
-        )
-    if isinstance(fate, FailureEvent):
-        decision = fate.decision
-        return Synthesized(
-            decision.llm_message,
-            f"the last decision on this call, {decision.decision_id} "
-            f"({decision.action.value} after attempt {decision.attempt} of {decision.tool})",
-        )
-    if isinstance(fate, OutcomeEvent) and fate.report.outcome is Outcome.SUCCESS:
-        return Synthesized(
-            f"{call.tool} completed, but its result was not passed on; call it again if you "
-            "need it.",
-            f"attempt {fate.report.attempt} of {fate.report.tool} was reported a success",
-        )
-    return Synthesized(
-        f"No result: the {call.tool} call did not complete.", "errord has no report of this call"
-    )
-
-
-def _episodes(stats: MemoryStats, now: datetime) -> float:
-    return sum(evidence.episodes for evidence in recall(stats, now).values())
-
-
-def _succeeded(fate: FailureEvent | OutcomeEvent | None) -> bool:
-    return isinstance(fate, OutcomeEvent) and fate.report.outcome is Outcome.SUCCESS
 
 
 def _same_failure(report: FailureReport, stored: FailureEvent) -> Decision:

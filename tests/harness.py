@@ -14,7 +14,8 @@ from errord.decide.model import ErrorCode, FailureReport, RetryBudget, ToolFailu
 from errord.decide.model_message import MessageFormat
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
-from errord.state.memory_retention import MemoryBounds
+from errord.memory_retention import MemoryBounds
+from errord.operator_actions import OperatorActions
 from errord.state.projections import Projections
 from errord.state.store import Store
 from tests.fakes import FakeClock, FixedJitter
@@ -50,6 +51,10 @@ class Harness:
         )
         self.handler = ErrorHandler(
             engine, self.store, self.state, self.manifests, self.clock, self.memory_bounds
+        )
+        handler = self.handler
+        self.actions = OperatorActions(
+            self.store, self.state, handler.holder, lambda: handler.manifests, self.clock
         )
         return self.handler
 

@@ -245,19 +245,19 @@ async def test_the_breaker_survives_a_restart(harness: Harness) -> None:
 
 async def test_an_operator_resets_and_forces_open(harness: Harness) -> None:
     await trip(harness.handler)
-    event = await harness.handler.reset_breaker("search", by="alice: backend fixed")
+    event = await harness.actions.reset_breaker("search", by="alice: backend fixed")
     assert isinstance(event.detail, BreakerChanged)
     assert event.detail.change is BreakerChange.RESET
     assert event.detail.turn_id == ""
     assert (await decide(harness.handler, failure("a"))).action is Action.RETRY
 
-    await harness.handler.force_open_breaker("lonely", duration=None, by="maintenance")
+    await harness.actions.force_open_breaker("lonely", duration=None, by="maintenance")
     harness.clock.advance(86_400)
     forced = await decide(harness.handler, failure("b", "lonely"))
     assert forced.action is Action.ESCALATE
     assert "an operator forced it open, until it is reset" in forced.reason
 
-    await harness.handler.force_open_breaker("backup", duration=60.0)
+    await harness.actions.force_open_breaker("backup", duration=60.0)
     harness.clock.advance(60.0)
     backup = harness.state.breakers.view("backup")
     assert backup is not None
@@ -272,9 +272,9 @@ async def test_an_operator_resets_and_forces_open(harness: Harness) -> None:
 
 async def test_an_unknown_tool_has_no_breaker_to_change(harness: Harness) -> None:
     with pytest.raises(ToolNotFound, match="no tool 'serch'"):
-        await harness.handler.reset_breaker("serch")
+        await harness.actions.reset_breaker("serch")
     await decide(harness.handler, failure("a", tool="unlisted"))
-    event = await harness.handler.force_open_breaker("unlisted", duration=None)
+    event = await harness.actions.force_open_breaker("unlisted", duration=None)
     assert isinstance(event.detail, BreakerChanged)
 
 

@@ -141,7 +141,7 @@ async def test_recall_by_message_finds_an_error_whose_message_held_a_secret(
         error=ToolFailure(code=ErrorCode.TIMEOUT, message=f"timeout calling api ({secret})"),
     )
     await harness.handler.report_failure(report)
-    [(key, stats)] = await harness.handler.recall_episodes(
+    [(key, stats)] = await harness.actions.recall_episodes(
         "search", f"timeout calling api ({secret})", None
     )
     assert "ghp_" not in stats.fingerprint

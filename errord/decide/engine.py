@@ -18,7 +18,6 @@ from typing import Protocol
 from msgspec import structs
 
 from errord.decide import breaker as breakers
-from errord.decide.classify import classify
 from errord.decide.context import (
     BreakerPart,
     CallPart,
@@ -68,7 +67,8 @@ from errord.decide.model import (
 from errord.decide.model_message import MessageFormat
 from errord.decide.plan import Waiting, waiting_on
 from errord.decide.policy import RecoveryPolicy
-from errord.decide.signature import Signature, signature
+from errord.decide.reads import Reads
+from errord.decide.signature import Signature
 from errord.decide.validate import CallValidator
 from errord.decide.verdict import Verdict, probe_role
 
@@ -190,12 +190,15 @@ class Engine:
         now: datetime,
         breaker_of: BreakerViews = no_breakers,
         memory_of: MemoryViews = no_memory,
+        reads: Reads | None = None,
     ) -> Decided:
         """The decision on ``report`` (redacted already: errord.decide.redact.redact_report),
         given what its call and turn went through so far and the breakers of its tool and
-        the tool's alternatives."""
+        the tool's alternatives; ``reads``, what ``reads`` said of it, if the caller asked."""
+        if reads is None or reads.manifests is not manifests:
+            reads = Reads(report, manifests)
         manifest, is_default = manifests.manifest_for(report.tool)
-        classification = classify(report.error, manifest.classification, report.tool)
+        classification = reads.classification
         stepped = breakers.on_failure(
             breaker_of(report.tool),
             manifest.breaker,
@@ -205,7 +208,7 @@ class Engine:
         )
         failed = call.failed_tools if call is not None else frozenset()
         validator = manifests.validators.for_tool(report.tool)
-        error = signature(classification.code, report.error.message)
+        error = reads.error
         memory = recall(memory_of(report.tool, error.key), now)
         problems = _problems(report, classification.code, validator)
         mistake = mistake_key(report, error, problems, manifest.parameters)
@@ -253,6 +256,12 @@ class Engine:
                 failure,
             ),
         )
+
+    @staticmethod
+    def reads(report: FailureReport, manifests: ManifestSnapshot) -> Reads:
+        """What deciding on ``report`` (redacted already) reads of the state beyond its call
+        and turn; pass it to ``decide``, which then does not work it out again."""
+        return Reads(report, manifests)
 
     def outcome(
         self,

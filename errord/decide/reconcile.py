@@ -7,7 +7,7 @@ holds, and returns exactly one result per call, in call order: a held result is
 kept (the first, when there are several for one call), a result for a call the
 model did not make is dropped, and a call without one gets a synthesized error
 result saying what became of it. Pure: what became of a call is looked up by
-the caller (errord.handler, from the turn's trace).
+the caller (errord.handler, from the turn's trace; errord.decide.synthesized words it).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The OperatorService servicer: breakers and tool statistics for operators.
 
 Reads come from the ToolHealthBoard (the same figures the Prometheus endpoint
-serves); a reset or a forced opening goes through the ErrorHandler, which
+serves); a reset or a forced opening goes through errord.operator_actions, which
 records it as a trace event before answering.
 """
 
@@ -19,9 +19,9 @@ from errord.clock import Clock
 from errord.decide.manifest import MAX_COOLDOWN
 from errord.decide.memory import MemoryKey, MemoryStats, recall
 from errord.errors import NoManifestDirectory, ToolNotFound
-from errord.handler import ErrorHandler
+from errord.health import BreakerView, ToolHealth, ToolHealthBoard
+from errord.operator_actions import OperatorActions
 from errord.reload import ManifestReloader
-from errord.state.health import BreakerView, ToolHealth, ToolHealthBoard
 from errord.wire import convert
 from errord.wire.convert import Violations
 from errord.wire.decoding import decode
@@ -34,17 +34,17 @@ MAX_BY_LENGTH = 512
 
 
 class OperatorService:
-    """errord.v1.OperatorService over the health board and the error handler."""
+    """errord.v1.OperatorService over the health board and the operator actions."""
 
     def __init__(
         self,
         board: ToolHealthBoard,
-        handler: ErrorHandler,
+        actions: OperatorActions,
         clock: Clock,
         reloader: ManifestReloader | None = None,
     ) -> None:
         self._board = board
-        self._handler = handler
+        self._actions = actions
         self._clock = clock
         self._reloader = reloader
 
@@ -98,7 +98,7 @@ class OperatorService:
             tool = check.identifier("tool", request.tool)
             by = check.text("by", request.by, MAX_BY_LENGTH)
             check.raise_any()
-            event = await self._handler.reset_breaker(tool, by=by)
+            event = await self._actions.reset_breaker(tool, by=by)
             return pb.ResetBreakerResponse(
                 breaker=breaker_to_proto(self._board.breaker(tool, self._clock.now())),
                 event=convert.trace_event_to_proto(event),
@@ -123,7 +123,7 @@ class OperatorService:
                     "the breaker open until ResetBreaker",
                 )
             check.raise_any()
-            event = await self._handler.force_open_breaker(tool, duration=seconds or None, by=by)
+            event = await self._actions.force_open_breaker(tool, duration=seconds or None, by=by)
             return pb.ForceOpenBreakerResponse(
                 breaker=breaker_to_proto(self._board.breaker(tool, self._clock.now())),
                 event=convert.trace_event_to_proto(event),
@@ -161,7 +161,7 @@ class OperatorService:
             if request.code != pb.ERROR_CODE_UNSPECIFIED:
                 code = check.enum("code", request.code, convert.CODES)
             check.raise_any()
-            remembered = await self._handler.recall_episodes(tool, message, code)
+            remembered = await self._actions.recall_episodes(tool, message, code)
             now = self._clock.now()
             return pb.RecallEpisodesResponse(
                 errors=[remembered_to_proto(key, stats, now) for key, stats in remembered]

@@ -1,0 +1,58 @@
+"""What deciding on a failure reads of the state, said before its state is read.
+
+The caller must hold in memory every state a decision reads (errord.handler reads
+back what a projection dropped for room). Beyond the call and the turn, that is the
+breakers of the tool and its alternatives, and what episodic memory holds of the
+error, whose key is the error's signature. The error is classified and signed at
+most once per report: when the caller first asks for the memory key (only when
+memory dropped errors for room) or when the decision needs them, and a report
+answered from the trace (a repeat) is never classified at all.
+"""
+
+from __future__ import annotations
+
+from errord.decide.classify import classify
+from errord.decide.manifest import ToolManifest
+from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.memory import MemoryKey
+from errord.decide.model import Classification, FailureReport
+from errord.decide.signature import Signature, signature
+
+
+class Reads:
+    """What deciding on one failure reads, beyond its call and its turn."""
+
+    __slots__ = ("_classified", "_manifest", "_report", "breakers", "manifests")
+
+    def __init__(self, report: FailureReport, manifests: ManifestSnapshot) -> None:
+        """For ``report`` (redacted already) decided with ``manifests``."""
+        self._report = report
+        self._manifest: ToolManifest = manifests.manifest_for(report.tool)[0]
+        self._classified: tuple[Classification, Signature] | None = None
+        self.manifests = manifests
+        """The manifests these were worked out with: a decision with others works them out
+        again."""
+        self.breakers = (report.tool, *self._manifest.alternatives)
+        """The tools whose breakers the decision reads: the failed one and its alternatives."""
+
+    @property
+    def classification(self) -> Classification:
+        """The error, classified by its tool's rules."""
+        return self._classify()[0]
+
+    @property
+    def error(self) -> Signature:
+        """The error's signature: which error it is, for episodic memory."""
+        return self._classify()[1]
+
+    @property
+    def memory_key(self) -> MemoryKey:
+        """Where episodic memory holds this error of this tool."""
+        return MemoryKey(self._report.tool, self.error.key)
+
+    def _classify(self) -> tuple[Classification, Signature]:
+        if self._classified is None:
+            report = self._report
+            classification = classify(report.error, self._manifest.classification, report.tool)
+            self._classified = classification, signature(classification.code, report.error.message)
+        return self._classified

@@ -1,0 +1,107 @@
+"""What operators do to errord's state: reset or force open a breaker, ask memory.
+
+Each change is recorded as a trace event before it is answered, through the same
+store and projections as the reports (errord.handler); a key a projection dropped
+for room is read back first (errord.state.holding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from errord.clock import Clock
+from errord.decide import breaker as breakers
+from errord.decide.classify import classify
+from errord.decide.events import BreakerChanged, TraceEvent
+from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.memory import MemoryKey, MemoryStats, recall
+from errord.decide.model import BreakerState, ErrorCode, ToolFailure
+from errord.decide.redact import redact_text
+from errord.decide.signature import signature
+from errord.errors import StoreError, ToolNotFound
+from errord.state.holding import Holder
+from errord.state.projections import Projections
+from errord.state.store import DuplicateEvent, Store
+
+
+class OperatorActions:
+    """Breaker resets and forced openings, recorded; what memory holds of a tool's errors."""
+
+    def __init__(
+        self,
+        store: Store,
+        state: Projections,
+        holder: Holder,
+        manifests: Callable[[], ManifestSnapshot],
+        clock: Clock,
+    ) -> None:
+        """``manifests``: the manifests in force (a reload replaces them)."""
+        self._store = store
+        self._state = state
+        self._holder = holder
+        self._manifests = manifests
+        self._clock = clock
+
+    async def reset_breaker(self, tool: str, *, by: str = "") -> TraceEvent:
+        """Close ``tool``'s breaker and zero its counters; the recorded event.
+
+        Raises ToolNotFound for a tool with no manifest and no recorded report.
+        """
+        return await self._change_breaker(tool, breakers.reset, by)
+
+    async def force_open_breaker(
+        self, tool: str, *, duration: float | None, by: str = ""
+    ) -> TraceEvent:
+        """Open ``tool``'s breaker for ``duration`` seconds, or until reset when None."""
+        now = self._clock.now()
+        until = None if duration is None else now + timedelta(seconds=duration)
+        return await self._change_breaker(
+            tool, lambda state: breakers.force_open(state, now, until), by
+        )
+
+    async def _change_breaker(
+        self, tool: str, change: Callable[[BreakerState | None], breakers.Stepped], by: str
+    ) -> TraceEvent:
+        state = self._state
+        async with self._holder.holding(((state.breakers, tool), (state.tool_stats, tool))):
+            if tool not in self._manifests() and not state.has_tool(tool):
+                raise ToolNotFound(tool)
+            [(kind, after)] = change(state.breakers.view(tool)).changes
+            event = BreakerChanged(tool=tool, change=kind, breaker=after, by=by)
+            unit = self._store.submit([event])
+        try:
+            await asyncio.shield(unit.done)
+        except DuplicateEvent as error:  # the generation is taken: not while one daemon owns the db
+            raise StoreError(f"the breaker of {tool!r} changed meanwhile; try again") from error
+        return unit.events[-1]
+
+    async def recall_episodes(
+        self, tool: str, message: str | None, code: ErrorCode | None
+    ) -> list[tuple[MemoryKey, MemoryStats]]:
+        """What episodic memory holds of ``tool``'s errors, most episodes first: of the one
+        ``message`` is (its code inferred unless given), or of all memory holds in RAM.
+
+        Raises ToolNotFound for a tool with no manifest and no recorded report.
+        """
+        manifests = self._manifests()
+        if tool not in manifests and not self._state.has_tool(tool):
+            raise ToolNotFound(tool)
+        memory, now = self._state.memory, self._clock.now()
+        if message is None:
+            found = [(k, s) for k, s in memory.snapshot().items() if k.tool == tool]
+        else:
+            message = redact_text(message)  # as the reports it stands for were
+            if code is None:
+                rules = manifests.manifest_for(tool)[0].classification
+                code = classify(ToolFailure(message=message), rules, tool).code
+            key = MemoryKey(tool, signature(code, message).key)
+            async with self._holder.holding(((memory, key),)):
+                stats = memory.view(key)
+            found = [] if stats is None else [(key, stats)]
+        return sorted(found, key=lambda item: -_episodes(item[1], now))
+
+
+def _episodes(stats: MemoryStats, now: datetime) -> float:
+    return sum(evidence.episodes for evidence in recall(stats, now).values())
