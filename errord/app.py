@@ -26,9 +26,7 @@ from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
 from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
-from errord.health import ToolHealthBoard
 from errord.manifests.files import load_manifest_dir, overlooked
-from errord.memory_retention import MemoryBounds
 from errord.operator_actions import OperatorActions
 from errord.ops.logs import log_decision
 from errord.ops.metrics import start_metrics_server
@@ -36,6 +34,8 @@ from errord.ops.systemd import Notifier
 from errord.ops.write_health import WriteHealthReporter
 from errord.reload import ManifestReloader
 from errord.state.feed import TraceFeed
+from errord.state.health import ToolHealthBoard
+from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Salvage, Store
 from errord.wire.drain import Drain

@@ -59,8 +59,8 @@ from errord.errors import (
     TurnNotFound,
 )
 from errord.limits import LimitExceeded, Limits
-from errord.memory_retention import MemoryBounds, MemoryRetention
 from errord.state.holding import NOTHING_HELD, Holder, Key
+from errord.state.memory_retention import MemoryBounds, MemoryRetention
 from errord.state.projections import Projections
 from errord.state.store import DuplicateEvent, Store, Unit
 from errord.state.turns import TurnState

@@ -14,8 +14,8 @@ from errord.decide.model import ErrorCode, FailureReport, RetryBudget, ToolFailu
 from errord.decide.model_message import MessageFormat
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
-from errord.memory_retention import MemoryBounds
 from errord.operator_actions import OperatorActions
+from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Store
 from tests.fakes import FakeClock, FixedJitter

@@ -19,9 +19,9 @@ from errord.clock import Clock
 from errord.decide.manifest import MAX_COOLDOWN
 from errord.decide.memory import MemoryKey, MemoryStats, recall
 from errord.errors import NoManifestDirectory, ToolNotFound
-from errord.health import BreakerView, ToolHealth, ToolHealthBoard
 from errord.operator_actions import OperatorActions
 from errord.reload import ManifestReloader
+from errord.state.health import BreakerView, ToolHealth, ToolHealthBoard
 from errord.wire import convert
 from errord.wire.convert import Violations
 from errord.wire.decoding import decode
