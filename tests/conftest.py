@@ -28,6 +28,16 @@ from tests.helpers import (
 settings.register_profile("loaded", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("loaded")
 
+DAEMON_TESTS = Path(__file__).parent / "daemon"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of tests/daemon/ runs errord or a benchmark: slow, so that
+    ``pytest -m "not slow"`` runs the unit tests alone (a few of them are marked one by one)."""
+    for item in items:
+        if DAEMON_TESTS in item.path.parents:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture
 async def daemon(tmp_path: Path) -> AsyncIterator[InProcessDaemon]:

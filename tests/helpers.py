@@ -51,7 +51,7 @@ class InProcessDaemon:
 async def start_in_process(settings: Settings) -> InProcessDaemon:
     if settings.shutdown_quiet_seconds == Settings.shutdown_quiet_seconds:
         # Each test stops its daemon after its last call: a drain would only wait out the
-        # quiet period (tests/test_drain.py tests it against the daemon as a process).
+        # quiet period (tests/daemon/test_drain.py tests it against the daemon as a process).
         settings = replace(settings, shutdown_quiet_seconds=0.0)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()

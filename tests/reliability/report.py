@@ -37,9 +37,9 @@ from tests.reliability.salvage import run as salvage
 
 REPORT = Path(__file__).with_name("REPORT.md")
 SUITES = (
-    "tests/test_hostile_manifests.py",
-    "tests/test_faults.py",
-    "tests/test_corrupt_database.py",
+    "tests/daemon/test_hostile_manifests.py",
+    "tests/daemon/test_faults.py",
+    "tests/daemon/test_corrupt_database.py",
 )
 
 

@@ -214,6 +214,7 @@ async def test_a_failed_call_a_required_one_waits_on_says_so(harness: Harness) -
 # Against the daemon.
 
 
+@pytest.mark.slow
 async def test_the_daemon_fails_what_nothing_can_recover_and_escalates_the_rest(
     daemon_process: DaemonProcess,
 ) -> None:

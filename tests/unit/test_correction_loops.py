@@ -253,6 +253,7 @@ async def from_many_clients(
     return [response.decision for response in responses]
 
 
+@pytest.mark.slow
 async def test_concurrent_repeats_of_one_mistake_are_told_only_as_often_as_the_bound(
     errord: DaemonProcess,
 ) -> None:
@@ -276,6 +277,7 @@ async def test_concurrent_repeats_of_one_mistake_are_told_only_as_often_as_the_b
 GRANTED = (pb.RECOVERY_ACTION_RETRY, pb.RECOVERY_ACTION_RETURN_TO_MODEL)
 
 
+@pytest.mark.slow
 async def test_concurrent_corrections_and_retries_share_the_turn_s_budget(
     errord: DaemonProcess,
 ) -> None:

@@ -115,6 +115,7 @@ def errord(tmp_path: Path) -> Iterator[DaemonProcess]:
     running.terminate(signal.SIGKILL)
 
 
+@pytest.mark.slow
 async def test_twenty_concurrent_failing_calls_of_a_turn_get_exactly_its_three_retries(
     errord: DaemonProcess,
 ) -> None:

@@ -223,7 +223,7 @@ def test_a_null_default_is_a_default_value_and_an_absent_one_is_none(tmp_path: P
 
 def test_modest_aliases_are_shared_not_copied(tmp_path: Path) -> None:
     """Aliases whose expansion stays small load, each read once; a "billion laughs" is
-    refused (tests/test_hostile_manifests.py)."""
+    refused (tests/daemon/test_hostile_manifests.py)."""
     lines = ["tools:", "  - name: laughs", "    default:", "      a0: &a0 [lol, lol]"]
     lines += [f"      a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 4)]
     path = write(tmp_path, "t.yaml", "\n".join(lines) + "\n")

@@ -1,7 +1,7 @@
 """Canary: fake credentials sent to the real daemon never reach its database, its answers
 or its logs, wherever in a report they travel.
 
-Each test sends every fake secret of tests.test_redact (over thirty kinds) in one part
+Each test sends every fake secret of tests/fixtures/leaks.py (over thirty kinds) in one part
 of the reports, through the client package over gRPC, and then looks for each secret in
 the raw bytes of the database and its write-ahead log (while the daemon runs and after it
 stopped), in every response, and in the DEBUG log.

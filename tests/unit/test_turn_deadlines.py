@@ -116,6 +116,7 @@ async def stub(daemon: InProcessDaemon) -> AsyncIterator[Any]:
         yield errord_pb2_grpc.ErrorHandlerServiceStub(channel)
 
 
+@pytest.mark.slow
 async def test_begin_turn_over_grpc(stub: Any) -> None:
     request = pb.BeginTurnRequest(
         turn_id="g", retry_budget=pb.RetryBudget(max_retries=3, max_share=0.5)

@@ -27,7 +27,7 @@ from errord.state.store import Store
 from tests.fakes import FakeClock
 from tests.helpers import DaemonProcess, start_process
 
-FIXTURE = Path(__file__).parent / "fixtures" / "issue2_db"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "issue2_db"
 EXPECTED: dict[str, Any] = json.loads((FIXTURE / "expected.json").read_text())
 
 

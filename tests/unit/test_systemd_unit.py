@@ -14,7 +14,7 @@ import pytest
 from errord.cli.main import EXIT_CONFIG
 from errord.config import Settings
 
-SYSTEMD = Path(__file__).resolve().parents[1] / "systemd"
+SYSTEMD = Path(__file__).resolve().parents[2] / "systemd"
 UNIT = SYSTEMD / "errord.service"
 EXAMPLE = SYSTEMD / "errord.toml"
 SYSUSERS = SYSTEMD / "errord.sysusers"
