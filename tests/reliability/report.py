@@ -1,7 +1,9 @@
-"""The reliability report: every fault probe of issue 11, run, and its figures written to
-tests/reliability/REPORT.md.
+"""The reliability report: every fault probe, run, and its figures as Markdown.
 
-    python -m tests.reliability.report [--short]
+    .venv/bin/python -m tests.reliability.report [--short] [--output FILE]
+
+The report goes to stdout, or to FILE with ``--output`` (tests/reliability/REPORT.md is
+the one kept in the repository, written only when asked for so). What it runs:
 
 - crash safety: SIGKILLs under load (tests.reliability.crash), 50 kills over 10,000
   decisions (``--short``: 5 over 1,000);
@@ -35,7 +37,6 @@ from tests.helpers import ROOT, start_process
 from tests.reliability.crash import run as crash
 from tests.reliability.salvage import run as salvage
 
-REPORT = Path(__file__).with_name("REPORT.md")
 SUITES = (
     "tests/daemon/test_hostile_manifests.py",
     "tests/daemon/test_faults.py",
@@ -80,10 +81,29 @@ def pytest_summary(path: str) -> str:
     return lines[-1].strip("= ") if lines else f"exit {result.returncode}"
 
 
-def main() -> None:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--short", action="store_true", help="the short form CI could run")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="write the report to FILE (default: stdout)",
+    )
+    return parser.parse_args(argv)
+
+
+def publish(report: str, output: Path | None) -> None:
+    """The report to ``output``, or to stdout without one; no other file is written."""
+    if output is None:
+        print(report)
+    else:
+        output.write_text(report)
+        print(f"reliability report written to {output}")
+
+
+def main() -> None:
+    args = arguments()
     kills, decisions, bad_total = (5, 1_000, 10_000) if args.short else (50, 10_000, 100_000)
     damaged_decisions = 300 if args.short else 2_000
     started = time.perf_counter()
@@ -99,7 +119,8 @@ def main() -> None:
     lines = [
         "# errord reliability report",
         "",
-        f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python -m tests.reliability.report"
+        f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `.venv/bin/python -m"
+        " tests.reliability.report"
         f"{' --short' if args.short else ''}` on {platform.machine()}, Python"
         f" {platform.python_version()}, in {time.perf_counter() - started:.0f} s.",
         "",
@@ -145,8 +166,7 @@ def main() -> None:
         *(f"- `{path}`: {summary}" for path, summary in suites.items()),
         "",
     ]
-    REPORT.write_text("\n".join(lines))
-    print(REPORT.read_text())
+    publish("\n".join(lines), args.output)
     failed = (
         crashed.problems
         or salvaged.problems
