@@ -43,7 +43,11 @@ COMMANDS = {
     "health": (["health"], "SERVING  (server)"),
     "reload": (["reload"], f"manifests reloaded: 1 tools ({TOOL})"),
 }
-"""Each operator command, and what its answer holds; ``tail`` replays the turn's failure."""
+"""Each operator command, and what its answer holds; ``tail`` replays the turn's failure.
+The tests of the module share each TLS daemon (its certificates are slow to make): every
+command reads the turn recorded when it started, and the two that change the tool's
+breaker (``breaker open``, ``breaker reset``) answer alike whatever state they find, so
+no answer depends on which test ran before."""
 
 
 @dataclass(frozen=True)
