@@ -399,7 +399,7 @@ def _tool(reader: _ManifestReader, node: Node, field: str) -> ToolManifest | Non
             missing += " (or 'id')"
         reader.report(node, join_field(field, "name"), missing)
     elif len(named_by) == 2:
-        message = "give the tool's name once: 'name', or 'id' as in seed 004, not both"
+        message = "give the tool's name once: 'name' or 'id', not both"
         reader.report(pairs["id"][0], join_field(field, "id"), message)
     elif "name" in values:
         key = named_by[0]
@@ -430,7 +430,7 @@ def _read_document(reader: _ManifestReader, document: Node) -> list[ToolManifest
     if pairs is None:
         return []
     if "tool" in pairs and "tools" in pairs:
-        message = "either 'tools' (a list) or seed 004's 'tool' (one tool), not both"
+        message = "either 'tools' (a list) or 'tool' (one tool), not both"
         reader.report(pairs["tool"][0], "tool", message)
         return []
     if "tool" in pairs:

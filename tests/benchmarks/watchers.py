@@ -21,7 +21,7 @@ stream, before flow control pushes back: until then the daemon writes to them as
 readers.
 
 Prints each point, the median throughputs and their ratio, and the daemon's CPU per
-request (all its threads). The issue's bounds: a ratio of at least 0.85 with watchers
+request (all its threads). The bounds: a ratio of at least 0.85 with watchers
 that never read (they must cost nothing once stopped), and of at least 0.50 when every
 watcher reads (``--buffering-clients``, or as many readers as watchers): those cost what
 they read, each event's bytes sent 200 times. On a small machine the watchers' own
@@ -64,9 +64,9 @@ from tests.benchmarks.report_failure import (
 NEVER_READING = [("grpc.http2.bdp_probe", 0)]
 """Channel options of the watchers that never read: HTTP/2's initial 64 KB window stays."""
 BOUND_NEVER_READING = 0.85
-"""The issue's bound on the throughput with watchers that mostly never read, to without."""
+"""The bound on the throughput with watchers that mostly never read, to without."""
 BOUND_ALL_READING = 0.50
-"""The issue's bound when every watcher reads every event."""
+"""The bound when every watcher reads every event."""
 
 
 @dataclass(frozen=True)
@@ -293,7 +293,7 @@ def report(points: Sequence[Point], settings: Settings) -> str:
         f"{settings.duration:g} s measured per point; errord from {settings.errord_root}\n"
         f"throughput: {without:.0f} req/s without watchers, {with_:.0f} req/s with\n"
         f"daemon CPU per request: {cpu_without:.0f} µs without, {cpu_with:.0f} µs with\n"
-        f"ratio with/without: {ratio:.2f} ({verdict} the issue's bound of {bound:.2f})"
+        f"ratio with/without: {ratio:.2f} ({verdict} the bound of {bound:.2f})"
     )
 
 

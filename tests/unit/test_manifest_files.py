@@ -366,7 +366,7 @@ PROBLEM_CASES = [
     ),
     pytest.param(
         "tools: []\ntool: []\n",
-        ["2: tool: either 'tools' (a list) or seed 004's 'tool' (one tool), not both"],
+        ["2: tool: either 'tools' (a list) or 'tool' (one tool), not both"],
         id="both-layouts",
     ),
     pytest.param(

@@ -118,7 +118,7 @@ async def test_the_seed_layout_drives_the_same_decisions(tmp_path: Path) -> None
     [
         (
             "tool:\n  id: a\n  name: a\n",
-            "2: tool.id: give the tool's name once: 'name', or 'id' as in seed 004, not both",
+            "2: tool.id: give the tool's name once: 'name' or 'id', not both",
         ),
         ("tool:\n  timeout_ms: 5\n", "2: tool.name: missing required key 'name' (or 'id')"),
         (
