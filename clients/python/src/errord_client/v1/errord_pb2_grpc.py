@@ -154,7 +154,7 @@ class ErrorHandlerServiceServicer:
 
     def ValidateCall(self, request, context):
         """ValidateCall checks a tool call's arguments against the tool's JSON
-        Schema before it runs (seed 001 "Parameter Validation"): every violation,
+        Schema before it runs: every violation,
         and for an invalid call what the model must correct. Parameters the
         schema does not name are allowed. NOT_FOUND for a tool with no manifest.
         """
@@ -550,8 +550,8 @@ class OperatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ResetBreaker(self, request, context):
-        """ResetBreaker closes a tool's breaker and zeroes its counters (seed 000
-        resetCircuitBreaker); recorded as a trace event.
+        """ResetBreaker closes a tool's breaker and zeroes its counters; recorded as
+        a trace event.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
