@@ -54,15 +54,23 @@ def manifest_paths(directory: Path) -> list[Path]:
 
 
 def overlooked(directory: Path) -> list[str]:
+    """What in ``directory`` looks meant as a manifest but is not read (``not_read``), each
+    as a warning; and that the directory has no manifest file at all."""
+    entries = _sorted_entries(directory)
+    if entries is None:
+        return []  # manifest_paths reports it
+    warnings = not_read(directory)
+    if not any(map(_is_manifest, entries)):
+        warnings.append(f"{directory}: no manifest files (*.yaml, *.yml) in it")
+    return warnings
+
+
+def not_read(directory: Path) -> list[str]:
     """What in ``directory`` looks meant as a manifest but is not read, each as a warning:
     files whose suffix is .yaml or .yml in another case, subdirectories holding such
-    files; and that the directory has no manifest file at all."""
-    try:
-        entries = sorted(directory.iterdir(), key=lambda entry: entry.name)
-    except OSError:
-        return []  # manifest_paths reports it
+    files."""
     warnings = []
-    for entry in entries:
+    for entry in _sorted_entries(directory) or []:
         if entry.name.startswith("."):
             continue
         if entry.is_file() and entry.suffix.lower() in MANIFEST_SUFFIXES:
@@ -72,9 +80,15 @@ def overlooked(directory: Path) -> list[str]:
                 )
         elif entry.is_dir() and _holds_manifests(entry):
             warnings.append(f"{entry}: not read: manifests in subdirectories are not loaded")
-    if not any(_is_manifest(entry) for entry in entries):
-        warnings.append(f"{directory}: no manifest files (*.yaml, *.yml) in it")
     return warnings
+
+
+def _sorted_entries(directory: Path) -> list[Path] | None:
+    """The directory's entries by name; None when it cannot be listed."""
+    try:
+        return sorted(directory.iterdir(), key=lambda entry: entry.name)
+    except OSError:
+        return None
 
 
 def _entries(directory: Path) -> list[Path]:

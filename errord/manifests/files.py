@@ -59,7 +59,7 @@ from errord.decide.schema.metaschema import metaschema_problem
 from errord.decide.schema.regexes import unsupported_pattern
 from errord.decide.schema.size import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES
 from errord.errors import ManifestError, Problem
-from errord.manifests.directory import MANIFEST_SUFFIXES, manifest_paths, overlooked
+from errord.manifests.directory import MANIFEST_SUFFIXES, manifest_paths, not_read, overlooked
 from errord.manifests.yaml_bounds import too_large, within_bounds
 from errord.manifests.yaml_reader import (
     MISSING,
@@ -77,7 +77,13 @@ from errord.manifests.yaml_reader import (
     read_fields,
 )
 
-__all__ = ["MANIFEST_SUFFIXES", "load_manifest_dir", "load_manifest_file", "overlooked"]
+__all__ = [
+    "MANIFEST_SUFFIXES",
+    "load_manifest_dir",
+    "load_manifest_file",
+    "not_read",
+    "overlooked",
+]
 
 P = TypeVar("P", RetryPolicy, BreakerPolicy)
 

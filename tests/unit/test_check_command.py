@@ -1,5 +1,6 @@
 """`errord check` on a valid directory: the count of tools, and a warning for each alternative
-that names a tool without a manifest (it would run with the defaults: often a typo)."""
+that names a tool without a manifest (it would run with the defaults: often a typo); an
+empty directory passes, as the daemon serves it."""
 
 from __future__ import annotations
 
@@ -57,3 +58,26 @@ def test_alternatives_that_all_have_manifests_draw_no_warning(
     )
     assert main(["check", str(directory)]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_an_empty_directory_passes_with_a_warning_so_check_and_reload_reloads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The daemon serves an emptied manifest directory (every tool on the default policy),
+    so `errord check DIR && systemctl reload errord` must not stop at the check."""
+    directory = tmp_path / "tools.d"
+    directory.mkdir()
+    assert main(["check", str(directory)]) == 0
+    output = capsys.readouterr()
+    assert output.out == f"{directory}: no tools; each runs on the default policy\n"
+    assert output.err == f"{directory}: no manifest files (*.yaml, *.yml) in it\n"
+
+
+def test_a_directory_whose_only_manifests_are_not_read_still_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = tmp_path / "tools.d"
+    directory.mkdir()
+    (directory / "Travel.YAML").write_text("tools:\n  - name: flights\n")
+    assert main(["check", str(directory)]) == 1
+    assert f"{directory / 'Travel.YAML'}: not read" in capsys.readouterr().err
