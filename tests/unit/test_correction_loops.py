@@ -30,7 +30,7 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.errors import StoreError
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 from tests.helpers import DaemonProcess, start_process
 
 CALM = BreakerPolicy(failure_threshold=1000)
@@ -62,13 +62,8 @@ def failure(
     attempt: int = 1,
     code: ErrorCode | None = None,
 ) -> FailureReport:
-    return FailureReport(
-        turn_id=turn,
-        call_id=call,
-        tool=tool,
-        attempt=attempt,
-        error=ToolFailure(code=code, message=message),
-    )
+    error = ToolFailure(code=code, message=message)
+    return failure_report(call, tool, attempt=attempt, turn=turn, error=error)
 
 
 async def decide(harness: Harness, *reports: FailureReport) -> list[Decision]:

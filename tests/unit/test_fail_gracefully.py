@@ -22,7 +22,6 @@ from errord.decide.model import (
     Classification,
     ErrorClass,
     ErrorCode,
-    FailureReport,
     PlannedCall,
     RetryBudget,
     ToolFailure,
@@ -51,9 +50,7 @@ def context(
 ) -> DecisionContext:
     """A failure of ``hotel_search`` classified so, whatever its text."""
     manifest = manifest or ToolManifest(name="hotel_search")
-    report = FailureReport(
-        turn_id="t", call_id="c", tool=manifest.name, attempt=attempt, error=ToolFailure()
-    )
+    report = failure_report(tool=manifest.name, attempt=attempt, error=ToolFailure())
     return DecisionContext(
         report=report,
         classification=Classification(error_class, code, "test"),

@@ -13,7 +13,7 @@ import pytest
 from errord.decide.model import ErrorCode, FailureReport, ToolFailure
 from errord.state.holding import Holder
 from errord.state.projection import Projection
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 
 @pytest.fixture
@@ -27,13 +27,7 @@ async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
 
 
 def failure(turn: str) -> FailureReport:
-    return FailureReport(
-        turn_id=turn,
-        call_id="c",
-        tool="search",
-        attempt=1,
-        error=ToolFailure(code=ErrorCode.TIMEOUT, message="timed out"),
-    )
+    return failure_report(turn=turn, error=ToolFailure(code=ErrorCode.TIMEOUT, message="timed out"))
 
 
 class CountingReads:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from errord.decide.model import CallKey, ErrorCode, FailureReport, ToolFailure
 from errord.state.key_filter import KeyFilter
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 
 @given(st.sets(st.text(max_size=20), max_size=500))
@@ -31,13 +31,8 @@ def test_few_keys_never_added_are_found_as_it_grows() -> None:
 
 
 def failure(number: int) -> FailureReport:
-    return FailureReport(
-        turn_id=f"turn-{number}",
-        call_id="c",
-        tool="search",
-        attempt=1,
-        error=ToolFailure(code=ErrorCode.TIMEOUT, message="timeout"),
-    )
+    error = ToolFailure(code=ErrorCode.TIMEOUT, message="timeout")
+    return failure_report(turn=f"turn-{number}", error=error)
 
 
 async def test_past_capacity_only_dropped_keys_are_read_back(tmp_path: Path) -> None:

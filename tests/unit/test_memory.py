@@ -19,7 +19,7 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.decide.signature import signature
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 CALM = BreakerPolicy(failure_threshold=1000)
 MANIFESTS = ManifestSnapshot(
@@ -42,12 +42,8 @@ def failure(
 ) -> FailureReport:
     # The request number differs on every call: one signature all the same.
     message = MESSAGE.replace("8812", f"{attempt}{call}")
-    return FailureReport(
-        turn_id="t",
-        call_id=call,
-        tool=tool,
-        attempt=attempt,
-        error=ToolFailure(code=code, message=message),
+    return failure_report(
+        call, tool, attempt=attempt, error=ToolFailure(code=code, message=message)
     )
 
 
@@ -111,13 +107,8 @@ async def test_a_dropped_memory_key_is_read_back_before_it_changes(tmp_path: Pat
     try:
         await harness.handler.report_failure(failure("1", attempt=1))
         for number in range(5):  # other errors push KEY out of memory
-            other = FailureReport(
-                turn_id="u",
-                call_id=f"o{number}",
-                tool=f"tool{number}",
-                attempt=1,
-                error=ToolFailure(code=ErrorCode.TIMEOUT, message=f"error kind {number * 'x'}"),
-            )
+            error = ToolFailure(code=ErrorCode.TIMEOUT, message=f"error kind {number * 'x'}")
+            other = failure_report(f"o{number}", f"tool{number}", turn="u", error=error)
             await harness.handler.report_failure(other)
         assert harness.state.memory.missing(KEY)
         await harness.handler.report_outcome(success("1", attempt=2))
@@ -133,13 +124,8 @@ async def test_recall_by_message_finds_an_error_whose_message_held_a_secret(
     harness: Harness,
 ) -> None:
     secret = "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789"
-    report = FailureReport(
-        turn_id="t",
-        call_id="s",
-        tool="search",
-        attempt=1,
-        error=ToolFailure(code=ErrorCode.TIMEOUT, message=f"timeout calling api ({secret})"),
-    )
+    error = ToolFailure(code=ErrorCode.TIMEOUT, message=f"timeout calling api ({secret})")
+    report = failure_report("s", error=error)
     await harness.handler.report_failure(report)
     [(key, stats)] = await harness.actions.recall_episodes(
         "search", f"timeout calling api ({secret})", None

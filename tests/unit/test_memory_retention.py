@@ -15,7 +15,7 @@ from errord.decide.events import ForgetReason, MemoryForgotten
 from errord.decide.memory import MemoryKey
 from errord.decide.model import ErrorCode, FailureReport, Outcome, OutcomeReport, ToolFailure
 from errord.state.memory_retention import FORGET_CHUNK, MemoryBounds
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 MAX_ERRORS = 10
 MAX_AGE = 7_200.0
@@ -33,12 +33,13 @@ async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
 def failure(number: int, attempt: int = 1, turn: str = "") -> FailureReport:
     """A timeout of its own tool, in a turn of its own (never out of time): a new error for
     memory, whose RETRY opens an episode."""
-    return FailureReport(
-        turn_id=turn or f"turn-{number}",
-        call_id=f"call-{number}",
-        tool=f"tool{number}",
+    error = ToolFailure(code=ErrorCode.TIMEOUT, message=f"timeout after {number}s")
+    return failure_report(
+        f"call-{number}",
+        f"tool{number}",
         attempt=attempt,
-        error=ToolFailure(code=ErrorCode.TIMEOUT, message=f"timeout after {number}s"),
+        turn=turn or f"turn-{number}",
+        error=error,
     )
 
 

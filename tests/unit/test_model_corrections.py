@@ -14,7 +14,7 @@ from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import Action, ErrorCode, FailureReport, ToolFailure
 from errord.decide.model_message import MessageFormat
 from errord.decide.validate import CallValidator
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 SEARCH_SCHEMA = {
     "type": "object",
@@ -50,9 +50,7 @@ def manifests() -> ManifestSnapshot:
 def failure(
     message: str, call: str = "c1", attempt: int = 1, tool: str = "document_search"
 ) -> FailureReport:
-    return FailureReport(
-        turn_id="t", call_id=call, tool=tool, attempt=attempt, error=ToolFailure(message=message)
-    )
+    return failure_report(call, tool, attempt=attempt, error=ToolFailure(message=message))
 
 
 @pytest.mark.parametrize(

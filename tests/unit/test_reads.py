@@ -17,7 +17,7 @@ from errord.decide.model import Classification, ErrorCode, FailureReport, ToolFa
 from errord.decide.policy import default_policy
 from errord.decide.signature import signature
 from tests.fakes import FixedJitter
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 CALM = BreakerPolicy(failure_threshold=1000)
 MANIFESTS = ManifestSnapshot(
@@ -29,13 +29,7 @@ MANIFESTS = ManifestSnapshot(
 
 
 def failure(call: str, message: str = "Connection timeout after 30s") -> FailureReport:
-    return FailureReport(
-        turn_id="t",
-        call_id=call,
-        tool="search",
-        attempt=1,
-        error=ToolFailure(code=ErrorCode.TIMEOUT, message=message),
-    )
+    return failure_report(call, error=ToolFailure(code=ErrorCode.TIMEOUT, message=message))
 
 
 def test_the_engine_names_the_breakers_and_the_memory_key_a_decision_reads() -> None:

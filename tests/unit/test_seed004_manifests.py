@@ -11,17 +11,10 @@ import pytest
 
 from errord.decide.manifest import BreakerPolicy, RetryPolicy
 from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.model import (
-    Decision,
-    ErrorCode,
-    FailureReport,
-    Outcome,
-    OutcomeReport,
-    ToolFailure,
-)
+from errord.decide.model import Decision, ErrorCode, Outcome, OutcomeReport, ToolFailure
 from errord.errors import ManifestError
 from errord.manifests.files import load_manifest_dir
-from tests.harness import Harness
+from tests.harness import Harness, failure_report
 
 SEED_LAYOUT = """\
 tool:
@@ -54,6 +47,8 @@ tools:
       max_total_time_ms: 5000
     circuit_breaker: {failure_threshold: 5, success_threshold: 2, timeout_ms: 30000}
 """
+
+TIMED_OUT = ToolFailure(code=ErrorCode.TIMEOUT, message="Connection timeout")
 
 
 def load(tmp_path: Path, name: str, text: str) -> ManifestSnapshot:
@@ -88,12 +83,8 @@ async def test_the_seed_layout_drives_the_same_decisions(tmp_path: Path) -> None
         decisions: list[Decision] = []
         for call in range(4):
             for attempt in (1, 2, 3):
-                report = FailureReport(
-                    turn_id="turn",
-                    call_id=f"call-{call}",
-                    tool="flight_search",
-                    attempt=attempt,
-                    error=ToolFailure(code=ErrorCode.TIMEOUT, message="Connection timeout"),
+                report = failure_report(
+                    f"call-{call}", "flight_search", attempt=attempt, turn="turn", error=TIMED_OUT
                 )
                 decisions.append((await handler.report_failure(report))[0])
             harness.clock.advance(10.0)

@@ -16,7 +16,6 @@ from errord.decide.model import (
     Consequence,
     DefaultValue,
     ErrorCode,
-    FailureReport,
     Outcome,
     OutcomeReport,
     PlannedCall,
@@ -298,7 +297,5 @@ async def test_plans_cascades_and_endings_survive_a_restart(harness: Harness) ->
     assert await handler.end_turn("t") == (ended, True)
     with pytest.raises(TurnClosed):
         await handler.report_failure(failure("C", "geocode"))
-    decision, _ = await handler.report_failure(
-        FailureReport(turn_id="u", call_id="A", tool="geocode", attempt=1, error=GONE)
-    )
+    decision, _ = await handler.report_failure(failure("A", "geocode", turn="u"))
     assert fates(decision.consequences) == {"B": (Action.SKIP, "A")}
