@@ -28,7 +28,7 @@
     # Errors the model caused go back to it this many times per call and per mistake in a
     # turn, then escalate (or fail, for an optional call).
     model_corrections = 2
-    llm_message_format = "text"         # "text" (seed 002's block) or "json" (seed 003's fields)
+    llm_message_format = "text"         # "text" (a block of labelled lines) or "json" (one object)
 
     # Episodic memory steers a decision once a recovery has this many told episodes (decayed).
     memory_min_episodes = 5

@@ -10,7 +10,7 @@ from errord.decide.manifest import MAX_TIMEOUT
 
 @dataclass(frozen=True)
 class AlertThresholds:
-    """When a tool is flagged (seed 000 "Alert Conditions")."""
+    """When a tool is flagged: a recent failure rate or mean duration above these."""
 
     failure_rate: float = 0.05
     """Recent failures per execution above which the tool is flagged."""

@@ -1,4 +1,4 @@
-"""What the model needs to correct its own call (seed 003): the parameter, the required
+"""What the model needs to correct its own call: the parameter, the required
 ones, an example call built from the tool's JSON Schema, a retry hint; or, for a tool
 that does not exist, the known tools closest to the name it asked for.
 
@@ -24,7 +24,7 @@ WORD = re.compile(r"[A-Za-z_]\w*")
 NONE_PROVIDED = re.compile(
     r"\bno ([A-Za-z_]\w{0,63}) (?:provided|given|specified|supplied)\b", re.I
 )
-"""Seed 003's "No query provided": the parameter named without quotes."""
+"""A parameter named without quotes, as in "No query provided"."""
 
 KINDS_BY_MESSAGE: tuple[tuple[str, re.Pattern[str]], ...] = (
     (

@@ -157,7 +157,7 @@ class Decided:
 
 
 DEFAULT_TURN_DEADLINE = 300.0
-"""Seconds a turn has when BeginTurn does not say (seed 004 section 4.2)."""
+"""Seconds a turn has when BeginTurn does not say."""
 
 
 def new_decision_id() -> str:
@@ -179,7 +179,7 @@ class Engine:
         self._new_id = new_id
         self._message_format = message_format
         self._turn_deadline = timedelta(seconds=turn_deadline)
-        """How long a turn begun by its first report has (seed 004 section 4.2)."""
+        """How long a turn begun by its first report has."""
 
     def decide(
         self,
@@ -297,8 +297,8 @@ class Engine:
     def check_call(
         self, tool: str, arguments: Mapping[str, JSONValue], manifests: ManifestSnapshot
     ) -> CallCheck:
-        """``arguments`` checked against ``tool``'s JSON Schema before the call runs (seed
-        001 "Parameter Validation"); the tool must have a manifest."""
+        """``arguments`` checked against ``tool``'s JSON Schema before the call runs;
+        the tool must have a manifest."""
         validator = manifests.validators.for_tool(tool)
         if validator is None:
             return CallCheck(checked=False)

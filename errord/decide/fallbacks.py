@@ -44,7 +44,7 @@ class ReturnToModel(Fallback):
     times per call and ``limit`` times per mistake in a turn (the same mistake of the same
     tool under any call id), each spending the turn's retry budget (its own, else
     ``budget``) as a retry does. Then it escalates, or fails when the call is optional:
-    an alternative tool, a default or a skip does not fix the model's own call (seed 003),
+    an alternative tool, a default or a skip does not fix the model's own call,
     yet a turn can go on without an optional call."""
 
     def __init__(self, limit: int = 2, budget: RetryBudget | None = None) -> None:
@@ -149,8 +149,8 @@ class UseDefault(Fallback):
 
 
 class SkipOutOfTime(Fallback):
-    """Near or past the turn's deadline, go on without the call's result (seed 004
-    section 4.2: keep what completed, skip the rest)."""
+    """Near or past the turn's deadline, go on without the call's result (keep what
+    completed, skip the rest)."""
 
     def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
         return Verdict(Action.SKIP, refusal) if refusal.kind is RefusalKind.DEADLINE else None
@@ -169,7 +169,7 @@ call asked for does not exist, or its tool cannot do it."""
 
 
 class FailUnrecoverable(Fallback):
-    """Fail gracefully (seed 004 section 6.1) when nothing anyone can do now would recover
+    """Fail gracefully when nothing anyone can do now would recover
     the call: a permanent NOT_FOUND or UNSUPPORTED. A person can act on every other
     failure (credentials, permissions, an exhausted quota, a transient trouble to try again
     later, a tool whose effects must be checked): it escalates."""

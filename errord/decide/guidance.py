@@ -1,6 +1,6 @@
 """What the model is told: what failed, and what to do next.
 
-The guidance is structured so the model can self-correct (seed 003): a note on
+The guidance is structured so the model can correct its own call: a note on
 what the failure is, then what to do, chosen by the verdict's action and the
 kind of failure (errord.decide.wording.Cause), then a line for each call waiting
 on this one. For a call the model must correct, errord.decide.model_message adds

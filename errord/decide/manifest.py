@@ -61,7 +61,7 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class BreakerPolicy:
-    """When a tool's circuit breaker opens, half-opens and closes (seed 004 section 3)."""
+    """When a tool's circuit breaker opens, half-opens and closes."""
 
     failure_threshold: int = 5
     """Consecutive transient failures that open the breaker; permanent ones never count."""

@@ -88,7 +88,7 @@ class RefusalKind(Enum):
 
 
 class BreakerPhase(Enum):
-    """Where a tool's circuit breaker stands (seed 004 section 3.1)."""
+    """Where a tool's circuit breaker stands: closed, open or half-open."""
 
     CLOSED = "CLOSED"
     OPEN = "OPEN"
@@ -370,7 +370,7 @@ class ParameterProblem(Record, frozen=True):
 
 
 class Correction(Record, frozen=True):
-    """What the model needs to correct its own call (seed 003's structured error)."""
+    """What the model needs to correct its own call, as structured fields."""
 
     kind: str
     """A ParameterProblem kind; ``unknown_tool`` for a tool that does not exist;
@@ -434,7 +434,7 @@ class Decision(Record, frozen=True):
     consequences: tuple[Consequence, ...] = ()
     """What the decision means for other calls of the turn."""
     breaker: BreakerState | None = None
-    """The tool's circuit breaker once this failure was counted (seed 004 section 8.2);
+    """The tool's circuit breaker once this failure was counted;
     None in decisions recorded before breakers existed."""
     probe: bool = False
     """True when this RETRY is the half-open breaker's one probe."""
@@ -529,7 +529,7 @@ class EpisodeOutcome(Enum):
 
 class Episode(Record, frozen=True):
     """A recovery whose outcome says whether it worked, for episodic memory: a RETRY of
-    the failing tool, or the alternative tool used instead (seed 004 section 6.2). The
+    the failing tool, or the alternative tool used instead. The
     attempt that tells is attempt ``attempt`` of ``via`` on the same call."""
 
     tool: str

@@ -1,9 +1,9 @@
 """The model's message, in either of two formats a deployment chooses.
 
-``text`` is seed 002's block ("Tool Execution Failed / Tool: / Error Type: /
+``text`` is a block of labelled lines ("Tool Execution Failed / Tool: / Error Type: /
 Message:") followed by the guidance and, for a call the model must correct,
-seed 003's parameter, required parameters, example and retry hint. ``json``
-is one JSON object with the same content under seed 003's field names. The
+the parameter, the required parameters, an example and a retry hint. ``json``
+is one JSON object with the same content, a field each. The
 words are chosen by errord.decide.guidance; this module only lays them out and
 bounds their length.
 """

@@ -1,6 +1,6 @@
 """A turn's plan: which calls wait on which, and what a call without a result means for them.
 
-Seed 004 section 5: when a call ends without a result, every call that waits on
+When a call ends without a result, every call that waits on
 it, directly or through others, cannot run as planned. Each gets its default
 result where it has one (and then the calls waiting on it can go on), is
 skipped when it is optional (or when the turn is out of time), and otherwise

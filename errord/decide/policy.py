@@ -78,7 +78,7 @@ def with_cascade(context: DecisionContext, verdict: Verdict) -> Verdict:
     """``verdict`` with what it means for the calls waiting on this one, when the call
     ends without a result: they are skipped or given their defaults, and a required one
     that cannot run makes a SKIP (or the FAIL of an optional call out of corrections) an
-    ESCALATE (seed 004 section 5)."""
+    ESCALATE."""
     if not context.plan.waiting or verdict.action not in WITHOUT_RESULT:
         return verdict
     refusal = verdict.refusal
@@ -106,7 +106,7 @@ def default_policy(
     corrections: int = 2,
     min_episodes: float = 5,
 ) -> RecoveryPolicy:
-    """The policy of the seeds: backoff honouring Retry-After, else exponential, halved
+    """errord's policy: backoff honouring Retry-After, else exponential, halved
     or doubled when retries of this error mostly or rarely recovered it (episodic memory,
     over ``min_episodes``); retry unless permanent, not idempotent, the breaker open (or
     its half-open probe taken), retries of this error never having fixed it, too close to

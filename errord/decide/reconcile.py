@@ -1,7 +1,7 @@
 """One result per tool call: what the executor sends back to the model after a turn.
 
 Model APIs reject a request whose tool calls lack a result, or whose results
-answer calls that were never made (seed 000 ``validateToolCallResultMatch``).
+answer calls that were never made.
 ``reconcile`` takes the model's calls, in order, and the results the executor
 holds, and returns exactly one result per call, in call order: a held result is
 kept (the first, when there are several for one call), a result for a call the

@@ -1,6 +1,6 @@
 """A turn's summary: each call's final status, and a notice the user can read.
 
-Seed 004 section 4.2: a turn that reaches its deadline does not stop its running
+A turn that reaches its deadline does not stop its running
 tools; it keeps what completed, skips the rest and tells the user, as in
 "Completed flight search, but hotel search timed out." At EndTurn every call
 still pending is given its final status here: TIMED_OUT when the turn ends at or

@@ -2,7 +2,7 @@
 
 The user reads the tool's label ("flight search"), never its name, code or
 limits. A retry, giving up, and a switch away from a tool whose circuit breaker
-is open are worded by the kind of trouble (seed 000); every other action by the
+is open are worded by the kind of trouble; every other action by the
 action alone, and the variants of an action that ask for other words by both. A
 call that fails says what could not be done and that the rest of the turn goes on.
 """
@@ -18,7 +18,7 @@ from errord.decide.wording import Fields
 
 
 class Trouble(Enum):
-    """The kinds of failure a user is told about in words of their own (seed 000)."""
+    """The kinds of failure a user is told about in words of their own."""
 
     NETWORK = "network"
     TIMEOUT = "timeout"

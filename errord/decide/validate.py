@@ -5,7 +5,7 @@ A ``CallValidator`` compiles one schema once (jsonschema picks the draft from
 arguments at once, in a fixed order, each with its kind, the parameter's path, a
 sentence the model can act on and what was expected. ``Validators`` holds one per
 tool of a manifest snapshot. ``example_arguments`` builds a call the schema accepts,
-for the model to copy (seed 003's ``example``).
+for the model to copy (a correction's ``example``).
 
 A schema errord compiles is bounded (schema/size.py: 10,000 values, 32 levels), its
 regular expressions (``pattern``, ``patternProperties``) are run by RE2 in linear time
@@ -14,7 +14,7 @@ about an invalid one is chosen the same way in every run (schema/metaschema.py).
 snapshot's validators are compiled, and their examples built, when it is loaded (in a
 worker thread on a reload), never while answering a request.
 
-What counts as valid (seeds 001 "Parameter Validation" and 003):
+What counts as valid:
 
 - JSON Schema's own rules: ``integer`` is an integral number (``1.0`` is one),
   ``true`` is neither an integer nor a number, and parameters the schema does not
@@ -24,7 +24,7 @@ What counts as valid (seeds 001 "Parameter Validation" and 003):
   required property typed ``string`` whose schema does not admit it (``minLength:
   0``, a matching ``pattern``, an ``enum`` or ``const`` holding it; schema/blank.py):
   stricter than JSON Schema, since ``"   "`` is how a model leaves a query empty
-  (seed 003's "No query provided"). Optional strings and array items may be blank.
+  (and a tool then answers "No query provided"). Optional strings and array items may be blank.
 - ``format`` is asserted for date, date-time, time, email, idn-email, ipv4, ipv6,
   uri, uuid and regex, by checks of errord's own (the same whichever optional
   packages are installed); any other format is an annotation only.

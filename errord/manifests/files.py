@@ -12,7 +12,7 @@ per tool::
           - {http_status: 503, class: permanent}
         alternatives: [flight_search_backup]
 
-Seed 004's own layout, one tool per file under ``tool:`` and named by ``id``,
+An alternative form, one tool per file under ``tool:`` and named by ``id``,
 is read into the same records::
 
     tool:
@@ -367,7 +367,7 @@ def _rule(reader: Reader, node: Node, field: str) -> ClassificationRule | None:
 
 _TOOL_KEYS: FieldReads[_ManifestReader] = {
     "name": ("name", _tool_name),
-    "id": ("name", _tool_name),  # seed 004's name for it
+    "id": ("name", _tool_name),  # the ``tool:`` layout's name for it
     "description": ("description", Reader.string),
     "timeout_ms": ("timeout", _timeout_seconds),
     "idempotent": ("idempotent", Reader.boolean),
@@ -401,7 +401,7 @@ def _tool(reader: _ManifestReader, node: Node, field: str) -> ToolManifest | Non
     named_by = [key for key in ("name", "id") if key in pairs]
     if not named_by:
         missing = "missing required key 'name'"
-        if field == "tool":  # the seed 004 layout, whose examples name tools by id
+        if field == "tool":  # the ``tool:`` layout, which names its tool by id
             missing += " (or 'id')"
         reader.report(node, join_field(field, "name"), missing)
     elif len(named_by) == 2:

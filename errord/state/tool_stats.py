@@ -1,4 +1,4 @@
-"""Per-tool statistics, folded from the trace: what seeds 000, 002 and 004 count per tool.
+"""Per-tool statistics, folded from the trace: outcomes, errors by kind, durations.
 
 An execution is an attempt errord learns of: a reported failure, or a
 successful outcome (a failed outcome repeats a failure already reported, or

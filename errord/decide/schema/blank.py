@@ -1,7 +1,7 @@
-"""A required string left blank: an ``invalid_value`` unless its schema admits it (seed 003).
+"""A required string left blank: an ``invalid_value`` unless its schema admits it.
 
 A model leaves a required string empty (``""``) or only whitespace (``"   "``) when it
-has nothing to put there: seed 003's "No query provided". A required property whose
+has nothing to put there, as a tool that answers "No query provided". A required property whose
 schema says ``type: string`` (alone or in a list) is blank where it must not be,
 unless the schema speaks to that value itself:
 

@@ -69,7 +69,7 @@ def _properties(
 def _min_length(
     validator: Validator, limit: Any, instance: Any, schema: Any
 ) -> Iterator[ValidationError]:
-    """As jsonschema's, and a blank string fails ``minLength >= 1`` too (seed 003)."""
+    """As jsonschema's, and a blank string fails ``minLength >= 1`` too (``"   "`` is empty)."""
     if not validator.is_type(instance, "string"):
         return
     if limit >= 1 and not instance.strip():
