@@ -1,4 +1,4 @@
-"""A hostile or careless manifest cannot hang errord (issue 11): alias bombs wherever a
+"""A hostile or careless manifest cannot hang errord: alias bombs wherever a
 value can go, files too large, too many or not files at all, ``!!python`` tags, text
 that is not UTF-8 and regular expressions that backtrack each get a clear
 ``file:line`` problem, or a bounded, prompt result; ``errord check`` says the same
@@ -40,7 +40,7 @@ BACKTRACKING = "(a|aa)+$"
 """Python's re takes seconds on 37 characters of ``a`` and one ``!``, and doubles with
 each character more; RE2 takes microseconds."""
 ADVERSARIAL = "a" * 36 + "!"
-"""The issue's 37 characters: seconds for Python's re."""
+"""37 characters: seconds for Python's re."""
 HOPELESS = "a" * 64 + "!"
 """Centuries for Python's re: a regression runs into the timeout."""
 

@@ -1,6 +1,6 @@
 """A database written by errord 0.1 (schema version 1) opens, migrates, and answers as before.
 
-The fixture was written by the issue-2 daemon itself (tests/fixtures/issue2_db/README.md):
+The fixture was written by that daemon itself (tests/fixtures/schema_v1_db/README.md):
 the real daemon serves a copy of it here and must return the same trace, the same recorded
 decisions for repeated reports, and state that follows from the migrated trace.
 """
@@ -27,7 +27,7 @@ from errord.state.store import Store
 from tests.fakes import FakeClock
 from tests.helpers import DaemonProcess, start_process
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "issue2_db"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "schema_v1_db"
 EXPECTED: dict[str, Any] = json.loads((FIXTURE / "expected.json").read_text())
 
 

@@ -1,5 +1,5 @@
 """ValidateCall and model corrections over gRPC, against the real daemon with a manifest
-directory, through the client package (seed 001 "Parameter Validation", seed 003)."""
+directory, through the client package."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ async def test_a_report_with_invalid_arguments_is_validated_and_returned_to_the_
 async def test_a_blank_required_string_is_an_invalid_value_over_grpc(
     errord: AsyncErrordClient,
 ) -> None:
-    """Issue 17, seed 003's "No query provided": without minLength, a required string
+    """A model that has no query sends blanks: without minLength, a required string
     of whitespace is refused; an optional one, or one the enum admits, is not."""
     checked = await errord.validate_call("document_search", {"query": " \t", "note": ""})
     assert not checked.valid

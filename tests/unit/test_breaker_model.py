@@ -1,6 +1,6 @@
-"""One breaker against a small reference model of seed 004 section 3, under random histories.
+"""One breaker against a small reference model, under random histories.
 
-The model is the seed's text, written out, with the probe of the design:
+The model is the breaker's rules written out plainly, one probe at a time:
 consecutive transient failures open the breaker, permanent errors never count,
 an open breaker ignores everything; the first failure reported after the
 cooldown half-opens it and its retry is the one probe; in half-open only the
@@ -29,7 +29,7 @@ PROBE_TIME = 5.0
 
 @dataclass
 class ReferenceBreaker:
-    """Seed 004 sections 3.3 and 3.4, with one probe at a time in half-open."""
+    """Opening, half-opening and closing, with one probe at a time in half-open."""
 
     policy: BreakerPolicy
     phase: BreakerPhase = BreakerPhase.CLOSED
@@ -80,7 +80,7 @@ class ReferenceBreaker:
         self._count_success()
 
 
-class BreakerAgainstTheSeed(RuleBasedStateMachine):
+class BreakerAgainstTheReference(RuleBasedStateMachine):
     @initialize(
         failure_threshold=st.integers(1, 6),
         success_threshold=st.integers(1, 3),
@@ -177,7 +177,7 @@ class BreakerAgainstTheSeed(RuleBasedStateMachine):
         self.now += timedelta(seconds=seconds)
 
     @invariant()
-    def agrees_with_the_seed(self) -> None:
+    def agrees_with_the_reference(self) -> None:
         state = self.state or CLOSED_BREAKER
         model = self.model
         # The recorded phase lags the model only by an open breaker whose cooldown is over
@@ -203,5 +203,5 @@ def _effective(model: ReferenceBreaker, now: datetime) -> BreakerPhase:
     return model.phase
 
 
-BreakerAgainstTheSeed.TestCase.settings = settings(max_examples=300, stateful_step_count=40)
-test_the_breaker_follows_seed_004 = BreakerAgainstTheSeed.TestCase
+BreakerAgainstTheReference.TestCase.settings = settings(max_examples=300, stateful_step_count=40)
+test_the_breaker_follows_the_reference_model = BreakerAgainstTheReference.TestCase

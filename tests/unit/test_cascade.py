@@ -1,5 +1,5 @@
 """The cascade against a reference: which calls of random plans a call without a result
-takes along, and how (seed 004 section 5)."""
+takes along, and how."""
 
 from __future__ import annotations
 

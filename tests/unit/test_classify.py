@@ -1,4 +1,4 @@
-"""Classification per seed 004 section 1, with 003's message patterns and manifest overrides."""
+"""Classification: the defaults by status, message and exception type, and manifest overrides."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ OWN_CLASSES = {
 @pytest.mark.parametrize(
     ("failure", "error_class", "code", "rule"),
     [
-        # seed 004 1.1: transient
+        # transient
         (
             ToolFailure(message="Connection timeout after 30s"),
             T,
@@ -72,7 +72,7 @@ OWN_CLASSES = {
         (ToolFailure(message="boom"), T, ErrorCode.UNKNOWN, "default:unknown"),
         (ToolFailure(code=ErrorCode.UNKNOWN), T, ErrorCode.UNKNOWN, "default:unknown"),
         (ToolFailure(http_status=500), T, ErrorCode.UNKNOWN, "default:http_status:500"),
-        # seed 004 1.2: permanent
+        # permanent
         (
             ToolFailure(message="Invalid airport code: XYZ"),
             P,
@@ -113,7 +113,7 @@ OWN_CLASSES = {
             ErrorCode.INVALID_INPUT,
             "default:exception_type:validation",
         ),
-        # seed 003: message patterns for auth and rate limits
+        # message patterns for auth and rate limits
         (ToolFailure(message="Authentication failed"), P, ErrorCode.AUTH, "default:message:auth"),
         (
             ToolFailure(message="401 Unauthorized"),
@@ -142,7 +142,7 @@ OWN_CLASSES = {
         ),
     ],
 )
-def test_default_classification_follows_the_seeds(
+def test_default_classification_of_common_failures(
     failure: ToolFailure, error_class: ErrorClass, code: ErrorCode, rule: str
 ) -> None:
     verdict = classify(failure)
@@ -221,7 +221,7 @@ def test_every_failure_gets_a_class_consistent_with_its_code(
         "Invalid value for parameter timeout",
     ],
 )
-def test_seed_003_parameter_errors_without_a_code_are_invalid_input(message: str) -> None:
+def test_parameter_errors_without_a_code_are_invalid_input(message: str) -> None:
     """They came out UNKNOWN (transient), and the last one TIMEOUT: the model must fix its
     call instead of retrying it."""
     verdict = classify(ToolFailure(message=message))
@@ -510,7 +510,7 @@ def test_a_manifest_rule_overrides_the_class_a_default_rule_carries() -> None:
         (599, ErrorCode.UNKNOWN),
     ],
 )
-def test_http_statuses_beyond_the_seeds_get_the_code_their_recovery_needs(
+def test_http_statuses_beyond_the_common_ones_get_the_code_their_recovery_needs(
     status: int, code: ErrorCode
 ) -> None:
     verdict = classify(ToolFailure(http_status=status))

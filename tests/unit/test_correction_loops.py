@@ -1,4 +1,4 @@
-"""No correction loops (seeds 002 and 003): a model that makes the same mistake again under
+"""No correction loops: a model that makes the same mistake again under
 fresh tool-call ids is told of it a bounded number of times per turn, each correction spends
 the turn's retry budget as a retry does, and the count is a projection of the trace."""
 

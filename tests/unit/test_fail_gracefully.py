@@ -1,4 +1,4 @@
-"""Escalate or fail (seed 004 section 6.1): ESCALATE when a person can act (credentials,
+"""Escalate or fail: ESCALATE when a person can act (credentials,
 permissions, an exhausted quota, a trouble to try again later, information only the user
 has); FAIL, gracefully, when nothing anyone can do now would recover the call. FAIL cascades
 like SKIP, and the user is told what could not be done and that the rest goes on."""

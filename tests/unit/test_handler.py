@@ -70,7 +70,7 @@ async def daemon(tmp_path: Path) -> AsyncIterator[Harness]:
 async def test_a_tool_timing_out_after_30_s_each_time_is_retried_up_to_its_5_attempts(
     daemon: Harness,
 ) -> None:
-    """Seed 004 section 2: the total retry time counts the delays granted (100+200+400+800
+    """The total retry time counts the delays granted (100+200+400+800
     ms), not the 30 s each failed attempt ran; the fifth attempt is the last."""
     handler = await daemon.start()
     decisions = [

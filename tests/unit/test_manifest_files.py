@@ -161,7 +161,7 @@ def test_a_tool_with_only_a_name_gets_the_defaults(tmp_path: Path) -> None:
     )
 
 
-def test_seed_override_treat_503_as_permanent_becomes_a_classification_rule(
+def test_an_override_treating_503_as_permanent_becomes_a_classification_rule(
     tmp_path: Path,
 ) -> None:
     path = write(

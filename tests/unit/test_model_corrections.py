@@ -1,5 +1,5 @@
 """Failures the model caused go back to it to correct its call, a bounded number of times per
-call (seed 003), with the parameter, the required ones and an example call."""
+call, with the parameter, the required ones and an example call."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ MANIFESTS = ManifestSnapshot(
         ToolManifest(name="weather"),
     ]
 )
-SEED_003_MESSAGES = (
+PARAMETER_MESSAGES = (
     "No query provided",
     "The 'query' parameter is required",
     "Parameter 'query' must be str, got int",
@@ -57,13 +57,13 @@ def failure(
     ("message", "kind"),
     list(
         zip(
-            SEED_003_MESSAGES,
+            PARAMETER_MESSAGES,
             ("missing_parameter", "missing_parameter", "invalid_type", "invalid_value"),
             strict=True,
         )
     ),
 )
-async def test_seed_003_parameter_errors_go_back_to_the_model_naming_the_parameter(
+async def test_parameter_errors_go_back_to_the_model_naming_the_parameter(
     harness: Harness, message: str, kind: str
 ) -> None:
     decision, _ = await harness.handler.report_failure(failure(message))
@@ -84,7 +84,7 @@ async def test_seed_003_parameter_errors_go_back_to_the_model_naming_the_paramet
 
 
 async def test_the_corrections_of_a_call_are_bounded_then_it_escalates(harness: Harness) -> None:
-    for number, message in enumerate(SEED_003_MESSAGES, start=1):
+    for number, message in enumerate(PARAMETER_MESSAGES, start=1):
         first, _ = await harness.handler.report_failure(failure(message, call=f"c{number}"))
         assert first.action is Action.RETURN_TO_MODEL
     second, _ = await harness.handler.report_failure(failure("No query provided", attempt=2))
@@ -136,7 +136,7 @@ async def test_a_tool_that_does_not_exist_names_the_closest_known_ones(harness: 
     assert "Available Tools: document_search" in decision.llm_message
 
 
-async def test_the_json_format_carries_seed_003_fields(tmp_path: Path) -> None:
+async def test_the_json_format_carries_the_correction_fields(tmp_path: Path) -> None:
     harness = Harness(tmp_path, MANIFESTS, message_format=MessageFormat.JSON)
     await harness.start()
     try:

@@ -1,4 +1,4 @@
-"""The retry policy per seed 004 section 2: backoff, jitter, attempts, total time, retry-after,
+"""The retry policy: backoff, jitter, attempts, total time, retry-after,
 and the fallbacks when no retry is allowed."""
 
 from __future__ import annotations
@@ -98,8 +98,8 @@ def test_jitter_draws_from_the_whole_ten_percent_range() -> None:
     assert recorder.ranges == [(-0.1, 0.1)]
 
 
-def test_the_seed_example_sums_to_1563_ms_within_the_2_s_budget() -> None:
-    # seed 004 2.1: 108 + 215 + 422 + 818 = 1563 ms of delays, all granted.
+def test_four_jittered_delays_sum_to_1563_ms_within_the_2_s_budget() -> None:
+    # 100, 200, 400 and 800 ms, jittered: 108 + 215 + 422 + 818 = 1563 ms of delays, all granted.
     spent = 0.0
     for attempt, jittered in [(1, 0.108), (2, 0.215), (3, 0.422), (4, 0.818)]:
         fraction = (jittered / (0.1 * 2 ** (attempt - 1)) - 0.9) / 0.2

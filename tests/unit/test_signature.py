@@ -76,7 +76,7 @@ def test_different_errors_keep_different_fingerprints(first: str, second: str) -
     assert fingerprint(first) != fingerprint(second)
 
 
-def test_the_seed_example_reads_as_its_pattern() -> None:
+def test_a_timeout_message_reads_as_its_pattern() -> None:
     assert fingerprint("timeout after 30s on req 8812") == "timeout after <n> on req <n>"
 
 

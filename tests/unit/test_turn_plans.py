@@ -1,5 +1,5 @@
-"""Turn plans: a call that ends without a result takes the calls waiting on it along (seed 004
-section 5), and EndTurn settles every call and tells the user (section 4.2)."""
+"""Turn plans: a call that ends without a result takes the calls waiting on it along, and
+EndTurn settles every call and tells the user."""
 
 from __future__ import annotations
 
@@ -71,10 +71,10 @@ def fates(consequences: tuple[Consequence, ...]) -> dict[str, tuple[Action, str]
     return {each.call_id: (each.action, each.blocked_by) for each in consequences}
 
 
-async def test_seed_004_a_turn_that_reaches_its_deadline_keeps_what_completed(
+async def test_a_turn_that_reaches_its_deadline_keeps_what_completed(
     harness: Harness,
 ) -> None:
-    """Section 4.2: tool 1 completes at 50 s, tools 2 and 3 are still running at 300 s."""
+    """Tool 1 completes at 50 s, tools 2 and 3 are still running at 300 s."""
     plan = (call("1", "flight_search"), call("2", "hotel_search"), call("3", "car_search"))
     await harness.handler.begin_turn("t", None, None, plan)
     harness.clock.advance(50.0)

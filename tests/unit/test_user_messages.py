@@ -1,4 +1,4 @@
-"""What a user reads is plain: its own words per kind of trouble (seed 000), and never the
+"""What a user reads is plain: its own words per kind of trouble, and never the
 error text, argument values, codes or stack traces, which stay in the technical message."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Arguments checked against a tool's JSON Schema (seed 001 "Parameter Validation", seed
-003's error types), and example calls built from the schema that the schema accepts."""
+"""Arguments checked against a tool's JSON Schema, each violation with its kind, and example
+calls built from the schema that the schema accepts."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def assert_example_valid(schema: dict[str, Any]) -> dict[str, Any]:
     return example
 
 
-# Seed 001 "Parameter Validation": required parameter check.
+# Required parameters.
 
 
 def test_a_missing_required_parameter_is_named_in_its_message() -> None:
@@ -95,11 +95,11 @@ def test_a_call_with_every_required_parameter_is_valid() -> None:
     assert check(SEARCH, {"query": "weather in Paris"}) == ()
 
 
-# Seed 001: type checking; seed 003: invalid_type.
+# Types: invalid_type.
 
 
 def test_a_wrong_type_says_what_was_expected_and_what_came() -> None:
-    """Seed 003: {"query": 123} -> "Parameter 'query' must be str, got int"."""
+    """{"query": 123}: what was expected, and what came."""
     assert check(SEARCH, {"query": 123}) == (
         Violation(
             K.INVALID_TYPE, "query", "Parameter 'query' must be a string, got integer.", "string"
@@ -109,7 +109,7 @@ def test_a_wrong_type_says_what_was_expected_and_what_came() -> None:
 
 @pytest.mark.parametrize("count", [3, 3.0, 50.0])
 def test_an_integral_number_is_an_integer(count: float) -> None:
-    """Seed 001: integer means Number.isInteger(); JSON Schema agrees that 3.0 is one."""
+    """An integer is an integral number, as JavaScript's Number.isInteger(): 3.0 is one."""
     assert check(SEARCH, {"query": "q", "count": count}) == ()
 
 
@@ -117,7 +117,7 @@ def test_an_integral_number_is_an_integer(count: float) -> None:
     ("count", "got"), [(2.5, "number"), ("5", "string"), (True, "boolean"), (None, "null")]
 )
 def test_anything_else_is_not_an_integer(count: object, got: str) -> None:
-    """Seed 001: a fraction, a numeric string, or a boolean is not an integer."""
+    """A fraction, a numeric string, or a boolean is not an integer."""
     (violation,) = check(SEARCH, {"query": "q", "count": count})
     assert violation.kind is K.INVALID_TYPE
     assert violation.message == f"Parameter 'count' must be an integer, got {got}."
@@ -131,7 +131,7 @@ def test_a_boolean_is_not_a_number() -> None:
 
 @pytest.mark.parametrize("query", [["q"], {"q": 1}, 1.5, False])
 def test_only_a_string_is_a_string(query: object) -> None:
-    """Seed 001: type="string" is typeof === 'string'."""
+    """type="string" admits a string and nothing else."""
     assert kinds(check(SEARCH, {"query": query})) == [("query", K.INVALID_TYPE)]
 
 
@@ -141,7 +141,7 @@ def test_a_type_list_reads_as_alternatives() -> None:
     assert violation.expected == "string or null"
 
 
-# Seed 001: enum validation.
+# Enums.
 
 
 def test_a_value_outside_the_enum_lists_the_valid_options() -> None:
@@ -169,7 +169,7 @@ def test_a_long_enum_is_listed_in_part() -> None:
     assert "'option19', and 10 more; got 'x'." in violation.message
 
 
-# Seed 001: extra parameters allowed.
+# Parameters the schema does not name are allowed.
 
 
 def test_parameters_the_schema_does_not_name_are_ignored() -> None:
@@ -199,7 +199,7 @@ def test_a_property_whose_schema_is_false_is_unexpected() -> None:
     assert kinds(check(schema, {"legacy": 1})) == [("legacy", K.UNEXPECTED_PARAMETER)]
 
 
-# Seed 003: invalid_value for an empty value.
+# invalid_value for an empty value.
 
 
 @pytest.mark.parametrize(
@@ -213,13 +213,13 @@ def test_a_property_whose_schema_is_false_is_unexpected() -> None:
 def test_a_blank_string_where_min_length_asks_for_one_is_an_invalid_value(
     query: str, message: str
 ) -> None:
-    """Seed 003: {"query": "   "} -> "Parameter 'query' cannot be empty"."""
+    """{"query": "   "}: the parameter cannot be empty."""
     assert check(SEARCH, {"query": query}) == (
         Violation(K.INVALID_VALUE, "query", message, "a non-empty string"),
     )
 
 
-# Issue 17: a required string left blank is an invalid_value unless its schema admits it.
+# A required string left blank is an invalid_value unless its schema admits it.
 
 QUERY = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
 WHITESPACE = [chr(code) for code in range(0x110000) if chr(code).isspace()]
@@ -234,7 +234,7 @@ WHITESPACE = [chr(code) for code in range(0x110000) if chr(code).isspace()]
     ],
 )
 def test_a_blank_required_string_is_an_invalid_value(query: str, message: str) -> None:
-    """Seed 003's "No query provided": without minLength, required means non-blank."""
+    """A model with no query sends blanks: without minLength, required means non-blank."""
     assert check(QUERY, {"query": query}) == (
         Violation(K.INVALID_VALUE, "query", message, "a non-empty string"),
     )

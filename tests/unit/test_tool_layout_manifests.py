@@ -1,4 +1,4 @@
-"""A manifest copied from seed 004 (``tool:``, ``id``, ``strategy: exponential_backoff``, a
+"""A manifest in the ``tool:`` layout (``tool:``, ``id``, ``strategy: exponential_backoff``, a
 breaker section) works as written: it loads into the records of the native layout and
 drives the same decisions."""
 
@@ -16,7 +16,7 @@ from errord.errors import ManifestError
 from errord.manifests.files import load_manifest_dir
 from tests.harness import Harness, failure_report
 
-SEED_LAYOUT = """\
+TOOL_LAYOUT = """\
 tool:
   id: flight_search
   timeout_ms: 30000             # 30 second timeout
@@ -58,12 +58,12 @@ def load(tmp_path: Path, name: str, text: str) -> ManifestSnapshot:
     return load_manifest_dir(directory)
 
 
-def test_the_seed_layout_loads_into_the_native_records(tmp_path: Path) -> None:
-    seed = load(tmp_path, "seed", SEED_LAYOUT).manifest_for("flight_search")[0]
+def test_the_tool_layout_loads_into_the_native_records(tmp_path: Path) -> None:
+    alternative = load(tmp_path, "tool_layout", TOOL_LAYOUT).manifest_for("flight_search")[0]
     native = load(tmp_path, "native", NATIVE_LAYOUT).manifest_for("flight_search")[0]
-    assert dataclasses.replace(seed, source="") == dataclasses.replace(native, source="")
-    assert seed.timeout == 30.0
-    assert seed.retry_policy == RetryPolicy(
+    assert dataclasses.replace(alternative, source="") == dataclasses.replace(native, source="")
+    assert alternative.timeout == 30.0
+    assert alternative.retry_policy == RetryPolicy(
         initial_delay=0.05,
         max_delay=2.0,
         multiplier=2.0,
@@ -71,13 +71,15 @@ def test_the_seed_layout_loads_into_the_native_records(tmp_path: Path) -> None:
         max_attempts=3,
         max_total_time=5.0,
     )
-    assert seed.breaker == BreakerPolicy(failure_threshold=5, cooldown=30.0, success_threshold=2)
-    assert seed.source.endswith("seed/flight_search.yaml:2")
+    assert alternative.breaker == BreakerPolicy(
+        failure_threshold=5, cooldown=30.0, success_threshold=2
+    )
+    assert alternative.source.endswith("tool_layout/flight_search.yaml:2")
 
 
-async def test_the_seed_layout_drives_the_same_decisions(tmp_path: Path) -> None:
+async def test_the_tool_layout_drives_the_same_decisions(tmp_path: Path) -> None:
     histories = []
-    for name, text in (("seed", SEED_LAYOUT), ("native", NATIVE_LAYOUT)):
+    for name, text in (("tool_layout", TOOL_LAYOUT), ("native", NATIVE_LAYOUT)):
         harness = Harness(tmp_path / name, load(tmp_path, name, text))
         handler = await harness.start()
         decisions: list[Decision] = []
@@ -99,9 +101,9 @@ async def test_the_seed_layout_drives_the_same_decisions(tmp_path: Path) -> None
         )
         histories.append(decisions)
         await harness.close()
-    seed, native = histories
-    assert seed == native
-    assert {decision.action.value for decision in seed} == {"RETRY", "ESCALATE"}
+    alternative, native = histories
+    assert alternative == native
+    assert {decision.action.value for decision in alternative} == {"RETRY", "ESCALATE"}
 
 
 @pytest.mark.parametrize(
@@ -127,7 +129,7 @@ async def test_the_seed_layout_drives_the_same_decisions(tmp_path: Path) -> None
         ),
     ],
 )
-def test_seed_layout_problems_name_file_line_and_field(
+def test_tool_layout_problems_name_file_line_and_field(
     tmp_path: Path, text: str, problem: str
 ) -> None:
     directory = tmp_path / "tools"
