@@ -9,7 +9,7 @@
     keepalive_permit_without_calls     true     pings on a connection with no call allowed
 
 Fields out of range are another matter: INVALID_ARGUMENT naming the field
-(errord.wire.convert). errord.wire.server turns these limits into grpc server
+(errord.wire.bounds). errord.wire.server turns these limits into grpc server
 options; ``WatcherSlots`` counts WatchTrace streams; the ErrorHandler counts
 each turn's events in its projection.
 """

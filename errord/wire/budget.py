@@ -5,7 +5,7 @@ instead of the answer. A GetTurnTrace page and a coalesced WatchTrace response c
 many events, so each holds events only while they stay within ``RESPONSE_BUDGET``
 bytes together, and always at least one. One event alone is far below 4 MiB: the
 request that made it was bounded (its arguments at most MAX_JSON_BYTES, its message
-MAX_TEXT_LENGTH characters: errord.wire.convert).
+MAX_TEXT_LENGTH characters: errord.wire.bounds).
 """
 
 from __future__ import annotations

@@ -1,158 +1,36 @@
-"""The ErrorHandlerService servicer: decode, validate, call the engine, map errors.
+"""The ErrorHandlerService servicer: decode, validate, call the handler, encode.
 
-Handlers take the raw request bytes and decode them here, so that undecodable
+Methods take the raw request bytes and decode them here, so that undecodable
 bytes are answered with INVALID_ARGUMENT naming the field instead of grpc's own
-INTERNAL (errord.wire.decoding). Every expected failure maps to a status code
-through ``STATUS_CODES``; anything else is a bug, logged with its traceback and
-answered INTERNAL — never UNKNOWN. What an answer carries stays small: at most
-``MAX_VIOLATIONS`` field violations, each cut to ``MAX_DESCRIPTION_BYTES``, all
-within ``TRAILER_BUDGET`` bytes of trailers, so that no client refuses them.
+INTERNAL (errord.wire.decoding); requests are validated and converted in
+errord.wire.requests, answers in errord.wire.responses, and every error a method
+raises is answered with its status (errord.wire.status).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Iterator
 from contextlib import aclosing
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 from errord_client.v1 import errord_pb2 as pb
-from google.protobuf import any_pb2, message
-from google.rpc import error_details_pb2, status_pb2
-from grpc_status import rpc_status
+from google.protobuf import message
 
 from errord.decide.events import TraceEvent
-from errord.errors import (
-    ErrordError,
-    FieldViolation,
-    InvalidRequest,
-    NoManifestDirectory,
-    ReportConflict,
-    StoreError,
-    ToolNotFound,
-    TurnClosed,
-    TurnNotFound,
-    WatcherFellBehind,
-)
 from errord.handler import ErrorHandler
 from errord.limits import LimitExceeded, Limits, WatcherSlots
 from errord.state.feed import TraceFeed
-from errord.wire import convert
+from errord.wire import requests, responses
 from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
 from errord.wire.decoding import decode
+from errord.wire.status import Handle, abort, status_for, unary_handlers
 
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ErrorHandlerService"].full_name
-
-STATUS_CODES: dict[type[ErrordError], grpc.StatusCode] = {
-    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
-    TurnNotFound: grpc.StatusCode.NOT_FOUND,
-    ToolNotFound: grpc.StatusCode.NOT_FOUND,
-    ReportConflict: grpc.StatusCode.ALREADY_EXISTS,
-    TurnClosed: grpc.StatusCode.FAILED_PRECONDITION,
-    NoManifestDirectory: grpc.StatusCode.FAILED_PRECONDITION,
-    WatcherFellBehind: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    LimitExceeded: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    StoreError: grpc.StatusCode.UNAVAILABLE,
-}
-MAX_VIOLATIONS = 20
-"""Field violations one answer lists; a last one counts the rest."""
-MAX_DESCRIPTION_BYTES = 256
-"""UTF-8 bytes of a violation's field, and of its description, beyond which they are cut."""
-MAX_MESSAGE_BYTES = 1024
-"""UTF-8 bytes of any other error's message, beyond which it is cut."""
-TRAILER_BUDGET = 4096
-"""Bytes the status message and its details may take in the trailers (grpc clients refuse
-trailers beyond 8 KiB, and then see RESOURCE_EXHAUSTED instead of the status)."""
-
-Request = TypeVar("Request", bound=message.Message)
-Response = TypeVar("Response", bound=message.Message)
-
-
-def status_for(error: Exception) -> status_pb2.Status:
-    """The google.rpc.Status answering ``error``."""
-    code = next(
-        (status for kind, status in STATUS_CODES.items() if isinstance(error, kind)),
-        grpc.StatusCode.INTERNAL,
-    )
-    violations: list[FieldViolation] = []
-    if code is grpc.StatusCode.INTERNAL:
-        log.error("bug while serving a request", exc_info=error)
-        text = "internal error in errord; the daemon logged it"
-    elif isinstance(error, InvalidRequest):
-        violations = shown(error.violations)
-        text = str(InvalidRequest(violations))
-    else:
-        text = cut(str(error), MAX_MESSAGE_BYTES)
-    status = status_pb2.Status(code=code.value[0], message=text)
-    if violations:
-        status.details.append(bad_request(violations))
-    return status
-
-
-def shown(violations: Sequence[FieldViolation]) -> list[FieldViolation]:
-    """The violations an answer lists: the first ones, cut, within MAX_VIOLATIONS and
-    TRAILER_BUDGET; then one (field ``request``) saying how many more there are."""
-    listed: list[FieldViolation] = []
-    spent = 0
-    for index, violation in enumerate(violations):
-        field = cut(violation.field, MAX_DESCRIPTION_BYTES)
-        description = cut(violation.description, MAX_DESCRIPTION_BYTES)
-        cost = trailer_bytes(field) + trailer_bytes(description) + 8
-        full = index == MAX_VIOLATIONS or spent + cost > TRAILER_BUDGET - 200
-        if full and listed:
-            more = len(violations) - index
-            listed.append(FieldViolation("request", f"and {more} more, not listed"))
-            break
-        listed.append(FieldViolation(field, description))
-        spent += cost
-    return listed
-
-
-def trailer_bytes(text: str) -> int:
-    """Bytes ``text`` takes in the trailers, at most: percent-encoded in grpc-message (bytes
-    outside printable ASCII, and %, take three) and base64-encoded in the details."""
-    data = text.encode()
-    escaped = sum(1 for byte in data if not 0x20 <= byte <= 0x7E or byte == 0x25)
-    return len(data) + 2 * escaped + (len(data) * 4 + 2) // 3
-
-
-def cut(text: str, limit: int) -> str:
-    """``text``, or as much of it as fits ``limit`` UTF-8 bytes with an ellipsis."""
-    data = text.encode()
-    if len(data) <= limit:
-        return text
-    return data[: limit - len("…".encode())].decode(errors="ignore") + "…"
-
-
-def bad_request(violations: Sequence[FieldViolation]) -> any_pb2.Any:
-    detail = error_details_pb2.BadRequest(
-        field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
-            for v in violations
-        ]
-    )
-    packed = any_pb2.Any()
-    packed.Pack(detail)
-    return packed
-
-
-async def abort(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -> None:
-    await context.abort_with_status(rpc_status.to_status(status_for(error)))
-
-
-async def answer(
-    context: grpc.aio.ServicerContext[Any, Any], handle: Callable[[], Awaitable[Response]]
-) -> Response:
-    """Run ``handle``; answer any error it raises with its status code."""
-    try:
-        return await handle()
-    except Exception as error:  # every error is answered with a status, never UNKNOWN
-        await abort(context, error)
-        raise AssertionError("unreachable: abort raises") from error
 
 
 class ErrorHandlerService:
@@ -169,46 +47,6 @@ class ErrorHandlerService:
         self.watchers = WatcherSlots(limits.max_watchers)
         self._handler.max_turn_events = limits.max_turn_events
 
-    async def begin_turn(
-        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.BeginTurnResponse:
-        return await answer(context, lambda: self._begin_turn(data))
-
-    async def end_turn(
-        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.EndTurnResponse:
-        return await answer(context, lambda: self._end_turn(data))
-
-    async def report_failure(
-        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.ReportFailureResponse:
-        return await answer(context, lambda: self._report_failure(data))
-
-    async def report_failures(
-        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.ReportFailuresResponse:
-        return await answer(context, lambda: self._report_failures(data))
-
-    async def reconcile_results(
-        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.ReconcileResultsResponse:
-        return await answer(context, lambda: self._reconcile_results(data))
-
-    async def report_outcome(
-        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.ReportOutcomeResponse:
-        return await answer(context, lambda: self._report_outcome(data))
-
-    async def validate_call(
-        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.ValidateCallResponse:
-        return await answer(context, lambda: self._validate_call(data))
-
-    async def get_turn_trace(
-        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.GetTurnTraceResponse:
-        return await answer(context, lambda: self._get_turn_trace(data))
-
     async def watch_within_limit(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
@@ -218,35 +56,37 @@ class ErrorHandlerService:
         it together. A client that goes away ends the watch, as it should (``client_gone``)."""
         try:
             with self.watchers.slot():
-                async with aclosing(self.watch_trace(data, context)) as responses:
-                    async for response in responses:
+                async with aclosing(self.watch_trace(data, context)) as watched:
+                    async for response in watched:
                         await context.write(response)
         except LimitExceeded as error:  # only the slot raises it: watch_trace answers its own
             await abort(context, error)
         except grpc.aio.InternalError:  # the call failed under a write, or under an abort
             await client_gone(context)
 
-    async def _begin_turn(self, data: bytes) -> pb.BeginTurnResponse:
-        asked = convert.beginning_from_proto(decode(pb.BeginTurnRequest, data))
+    async def begin_turn(self, data: bytes) -> pb.BeginTurnResponse:
+        asked = requests.beginning_from_proto(decode(pb.BeginTurnRequest, data))
         event, replayed = await self._handler.begin_turn(
             asked.turn_id, asked.deadline, asked.retry_budget, asked.plan
         )
-        return pb.BeginTurnResponse(event=convert.trace_event_to_proto(event), replayed=replayed)
+        return pb.BeginTurnResponse(event=responses.trace_event_to_proto(event), replayed=replayed)
 
-    async def _end_turn(self, data: bytes) -> pb.EndTurnResponse:
-        turn_id = convert.turn_id_from_proto(decode(pb.EndTurnRequest, data))
+    async def end_turn(self, data: bytes) -> pb.EndTurnResponse:
+        turn_id = requests.turn_id_from_proto(decode(pb.EndTurnRequest, data))
         summary, replayed = await self._handler.end_turn(turn_id)
-        return pb.EndTurnResponse(summary=convert.turn_summary_to_proto(summary), replayed=replayed)
-
-    async def _report_failure(self, data: bytes) -> pb.ReportFailureResponse:
-        report = convert.failure_report_from_proto(decode(pb.ReportFailureRequest, data))
-        decision, replayed = await self._handler.report_failure(report)
-        return pb.ReportFailureResponse(
-            decision=convert.decision_to_proto(decision), replayed=replayed
+        return pb.EndTurnResponse(
+            summary=responses.turn_summary_to_proto(summary), replayed=replayed
         )
 
-    async def _report_failures(self, data: bytes) -> pb.ReportFailuresResponse:
-        reports = convert.failure_reports_from_proto(decode(pb.ReportFailuresRequest, data))
+    async def report_failure(self, data: bytes) -> pb.ReportFailureResponse:
+        report = requests.failure_report_from_proto(decode(pb.ReportFailureRequest, data))
+        decision, replayed = await self._handler.report_failure(report)
+        return pb.ReportFailureResponse(
+            decision=responses.decision_to_proto(decision), replayed=replayed
+        )
+
+    async def report_failures(self, data: bytes) -> pb.ReportFailuresResponse:
+        reports = requests.failure_reports_from_proto(decode(pb.ReportFailuresRequest, data))
         response = pb.ReportFailuresResponse()
         for result in await self._handler.report_failures(reports):
             if isinstance(result, Exception):  # refused: the status it alone would have got
@@ -256,32 +96,34 @@ class ErrorHandlerService:
             else:
                 decision, replayed = result
                 answer = pb.ReportFailureResponse(
-                    decision=convert.decision_to_proto(decision), replayed=replayed
+                    decision=responses.decision_to_proto(decision), replayed=replayed
                 )
                 response.results.add(answer=answer)
         return response
 
-    async def _reconcile_results(self, data: bytes) -> pb.ReconcileResultsResponse:
-        asked = convert.reconciling_from_proto(decode(pb.ReconcileResultsRequest, data))
+    async def reconcile_results(self, data: bytes) -> pb.ReconcileResultsResponse:
+        asked = requests.reconciling_from_proto(decode(pb.ReconcileResultsRequest, data))
         reconciled = await self._handler.reconcile_results(asked.turn_id, asked.calls, asked.held)
-        return convert.reconciliation_to_proto(reconciled)
+        return responses.reconciliation_to_proto(reconciled)
 
-    async def _report_outcome(self, data: bytes) -> pb.ReportOutcomeResponse:
-        report = convert.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
+    async def report_outcome(self, data: bytes) -> pb.ReportOutcomeResponse:
+        report = requests.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
         event, replayed = await self._handler.report_outcome(report)
         return pb.ReportOutcomeResponse(
-            event=convert.trace_event_to_proto(event), replayed=replayed
+            event=responses.trace_event_to_proto(event), replayed=replayed
         )
 
-    async def _validate_call(self, data: bytes) -> pb.ValidateCallResponse:
-        asked = convert.call_to_check_from_proto(decode(pb.ValidateCallRequest, data))
-        return convert.call_check_to_proto(self._handler.validate_call(asked.tool, asked.arguments))
+    async def validate_call(self, data: bytes) -> pb.ValidateCallResponse:
+        asked = requests.call_to_check_from_proto(decode(pb.ValidateCallRequest, data))
+        return responses.call_check_to_proto(
+            self._handler.validate_call(asked.tool, asked.arguments)
+        )
 
-    async def _get_turn_trace(self, data: bytes) -> pb.GetTurnTraceResponse:
+    async def get_turn_trace(self, data: bytes) -> pb.GetTurnTraceResponse:
         """A page of at most ``page.size`` events that fits RESPONSE_BUDGET bytes."""
-        page = convert.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
+        page = requests.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
         events = await self._handler.turn_trace(page.turn_id, after=page.after, limit=page.size + 1)
-        converted = map(convert.trace_event_to_proto, events[: page.size])
+        converted = map(responses.trace_event_to_proto, events[: page.size])
         shown = next(grouped(converted, lambda event: event.ByteSize() + FIELD_OVERHEAD), [])
         response = pb.GetTurnTraceResponse(events=shown)
         if len(shown) < len(events):
@@ -298,7 +140,7 @@ class ErrorHandlerService:
         ``events``."""
         subscription = None
         try:
-            watch = convert.watch_from_proto(decode(pb.WatchTraceRequest, data))
+            watch = requests.watch_from_proto(decode(pb.WatchTraceRequest, data))
             # Subscribe before replaying, so that nothing committed meanwhile is missed.
             subscription = self._feed.subscribe(watch.turn_id, after=watch.after)
             if watch.replay:
@@ -323,14 +165,16 @@ class ErrorHandlerService:
     @staticmethod
     def watch_response(event: TraceEvent) -> bytes:
         """What WatchTrace sends for ``event`` alone: a serialized WatchTraceResponse."""
-        return pb.WatchTraceResponse(event=convert.trace_event_to_proto(event)).SerializeToString()
+        return pb.WatchTraceResponse(
+            event=responses.trace_event_to_proto(event)
+        ).SerializeToString()
 
     @staticmethod
     def watch_element(event: TraceEvent) -> bytes:
         """``event`` as one element of WatchTraceResponse's ``events``, serialized: a response
         holding several events is their elements one after the other."""
         return pb.WatchTraceResponse(
-            events=[convert.trace_event_to_proto(event)]
+            events=[responses.trace_event_to_proto(event)]
         ).SerializeToString()
 
 
@@ -371,45 +215,21 @@ def as_responses(elements: list[bytes]) -> Iterator[bytes]:
 
 def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
     """The service's method handlers; requests arrive as bytes, responses are serialized here."""
+    unary: dict[str, tuple[Handle, type[message.Message]]] = {
+        "BeginTurn": (service.begin_turn, pb.BeginTurnResponse),
+        "EndTurn": (service.end_turn, pb.EndTurnResponse),
+        "ReportFailure": (service.report_failure, pb.ReportFailureResponse),
+        "ReportFailures": (service.report_failures, pb.ReportFailuresResponse),
+        "ReconcileResults": (service.reconcile_results, pb.ReconcileResultsResponse),
+        "ReportOutcome": (service.report_outcome, pb.ReportOutcomeResponse),
+        "ValidateCall": (service.validate_call, pb.ValidateCallResponse),
+        "GetTurnTrace": (service.get_turn_trace, pb.GetTurnTraceResponse),
+    }
+    watch = grpc.unary_stream_rpc_method_handler(
+        service.watch_within_limit,
+        # Already serialized: each live event's bytes are shared by every watcher.
+        response_serializer=None,
+    )
     return grpc.method_handlers_generic_handler(
-        SERVICE_NAME,
-        {
-            "BeginTurn": grpc.unary_unary_rpc_method_handler(
-                service.begin_turn,
-                response_serializer=pb.BeginTurnResponse.SerializeToString,
-            ),
-            "EndTurn": grpc.unary_unary_rpc_method_handler(
-                service.end_turn,
-                response_serializer=pb.EndTurnResponse.SerializeToString,
-            ),
-            "ReportFailure": grpc.unary_unary_rpc_method_handler(
-                service.report_failure,
-                response_serializer=pb.ReportFailureResponse.SerializeToString,
-            ),
-            "ReportFailures": grpc.unary_unary_rpc_method_handler(
-                service.report_failures,
-                response_serializer=pb.ReportFailuresResponse.SerializeToString,
-            ),
-            "ReconcileResults": grpc.unary_unary_rpc_method_handler(
-                service.reconcile_results,
-                response_serializer=pb.ReconcileResultsResponse.SerializeToString,
-            ),
-            "ReportOutcome": grpc.unary_unary_rpc_method_handler(
-                service.report_outcome,
-                response_serializer=pb.ReportOutcomeResponse.SerializeToString,
-            ),
-            "ValidateCall": grpc.unary_unary_rpc_method_handler(
-                service.validate_call,
-                response_serializer=pb.ValidateCallResponse.SerializeToString,
-            ),
-            "GetTurnTrace": grpc.unary_unary_rpc_method_handler(
-                service.get_turn_trace,
-                response_serializer=pb.GetTurnTraceResponse.SerializeToString,
-            ),
-            "WatchTrace": grpc.unary_stream_rpc_method_handler(
-                service.watch_within_limit,
-                # Already serialized: each live event's bytes are shared by every watcher.
-                response_serializer=None,
-            ),
-        },
+        SERVICE_NAME, {**unary_handlers(unary), "WatchTrace": watch}
     )

@@ -32,7 +32,8 @@ from errord.decide.model import ErrorCode, FailureReport, ToolFailure
 from errord.decide.policy import default_policy
 from errord.state.projections import Projections
 from errord.state.store.rows import event_row
-from errord.wire import convert
+from errord.wire.requests import failure_report_from_proto
+from errord.wire.responses import decision_to_proto
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT, message="Connection timeout after 30s")
@@ -108,9 +109,9 @@ def main() -> None:
 
     def wire() -> None:
         for data, result in zip(raw, decided, strict=True):
-            convert.failure_report_from_proto(pb.ReportFailureRequest.FromString(data))
+            failure_report_from_proto(pb.ReportFailureRequest.FromString(data))
             pb.ReportFailureResponse(
-                decision=convert.decision_to_proto(result.decision)
+                decision=decision_to_proto(result.decision)
             ).SerializeToString()
 
     started = time.perf_counter()

@@ -23,7 +23,7 @@ from google.protobuf import duration_pb2, message, struct_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from errord.wire.convert import MAX_ATTEMPT, MAX_DURATION_SECONDS, MAX_SEQUENCE
+from errord.wire.bounds import MAX_ATTEMPT, MAX_DURATION_SECONDS, MAX_SEQUENCE
 from tests.fixtures.malformed.build_corpus import deep_list, deep_struct, field
 from tests.fixtures.malformed.requests import (
     INVALID,

@@ -35,7 +35,7 @@ from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
 from errord.errors import WatcherFellBehind
 from errord.state.feed import Subscription, TraceFeed
-from errord.wire import convert
+from errord.wire import responses
 from tests.helpers import DaemonProcess, InProcessDaemon, start_in_process, start_process
 
 Stub: TypeAlias = Any  # the generated grpc stubs are untyped
@@ -237,13 +237,13 @@ async def recorded(stub: Stub, after: int, last: int) -> list[int]:
 def converted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sequence of every event the daemon converts to its wire form."""
     calls: list[int] = []
-    real = convert.trace_event_to_proto
+    real = responses.trace_event_to_proto
 
     def counting(event: TraceEvent) -> pb.TraceEvent:
         calls.append(event.sequence)
         return real(event)
 
-    monkeypatch.setattr(convert, "trace_event_to_proto", counting)
+    monkeypatch.setattr(responses, "trace_event_to_proto", counting)
     return calls
 
 

@@ -19,7 +19,7 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.manifests.files import load_manifest_dir
-from errord.wire.convert import decision_to_proto
+from errord.wire.responses import decision_to_proto
 from tests.harness import Harness, failure_report
 
 PERMANENT = ToolFailure(code=ErrorCode.NOT_FOUND, message="no such page")
