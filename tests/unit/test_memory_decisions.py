@@ -1,4 +1,4 @@
-"""Episodic memory changes decisions (seed 004 section 6.2): an error that retries never
+"""Episodic memory changes decisions: an error that retries never
 fix is not retried, the alternative that recovers it is preferred, and when the evidence
 fades (injected clock) retries are tried again. The reason states the evidence, and the
 decision records what it read."""
