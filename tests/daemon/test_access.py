@@ -220,11 +220,12 @@ async def test_a_stale_socket_left_by_a_crashed_daemon_is_replaced(
 ) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
         stale.bind(str(socket_path))  # bound, never listening, closed: connect() is refused
-    stale_inode = os.lstat(socket_path).st_ino
+    # A second name keeps the stale inode alive, so the new socket cannot reuse its number.
+    os.link(socket_path, tmp_path / "stale.sock")
     settings = Settings(listen=f"unix:{socket_path}", db=tmp_path / "e.db")
     async with serving(settings) as daemon, grpc.aio.insecure_channel(daemon.address) as channel:
         assert await health_status(channel) == health_pb2.HealthCheckResponse.SERVING
-        assert os.lstat(socket_path).st_ino != stale_inode
+        assert not os.path.samefile(socket_path, tmp_path / "stale.sock")
 
 
 async def test_a_path_that_is_not_a_socket_is_refused_and_left_alone(
