@@ -432,6 +432,11 @@ class ErrorHandler:
         """Hold every state the reports read or change: each one's call and turn, its
         tool's statistics and breaker, and (for a failure) the breakers its decision reads,
         of the tool's alternatives."""
+        return self.holder.holding(self._state_keys(reports))
+
+    def _state_keys(
+        self, reports: Sequence[tuple[FailureReport | OutcomeReport, Reads | None]]
+    ) -> list[Key]:
         state = self._state
         keys: list[Key] = []
         for report, reads in reports:
@@ -441,14 +446,16 @@ class ErrorHandler:
                 (state.tool_stats, report.tool),
                 *((state.breakers, tool) for tool in (reads.breakers if reads else (report.tool,))),
             ]
-        return self.holder.holding(keys)
+        return keys
 
     def _holding_memory(
         self, *reports: tuple[FailureReport | OutcomeReport, Reads | None]
     ) -> AbstractAsyncContextManager[None]:
-        """Hold the episodic-memory keys the reports may change: of the episode each may
-        close, known once its call is held, and (a failure) of the error its decision
-        reads. Costs nothing while memory holds every key."""
+        """Hold the episodic-memory keys the reports may change, inside ``_holding``: of the
+        episode each may close, known once its call is held, and (a failure) of the error
+        its decision reads. Costs nothing while memory holds every key. When one must be
+        read back, the states ``_holding`` holds are pinned again with it: that await must
+        not let a commit drop a state ``_holding`` found in memory and did not pin."""
         memory = self._state.memory
         if memory.complete:
             return NOTHING_HELD
@@ -460,7 +467,9 @@ class ErrorHandler:
                 keys.append((memory, MemoryKey(episode.tool, episode.signature)))
             if reads is not None:
                 keys.append((memory, reads.memory_key))
-        return self.holder.holding(keys)
+        if not any(memory.missing(key) for _, key in keys):
+            return NOTHING_HELD
+        return self.holder.holding([*self._state_keys(reports), *keys])
 
     def _remembered(self, tool: str, signature_key: str) -> MemoryStats | None:
         return self._state.memory.view(MemoryKey(tool, signature_key))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from errord.decide.manifest import RetryPolicy, ToolManifest
@@ -127,8 +127,44 @@ async def scenario(
         await harness.close()
 
 
+def timeout(turn: int, call: int, tool: str, attempt: int = 1) -> FailureReport:
+    error = ToolFailure(code=ErrorCode.TIMEOUT)
+    return FailureReport(
+        turn_id=f"t{turn}", call_id=f"c{call}", tool=tool, attempt=attempt, error=error, elapsed=1.5
+    )
+
+
+# Memory read back while a call found in memory was not pinned: a commit meanwhile dropped
+# the call, and its report was decided as new (a duplicate event, a wrong state).
+MEMORY_READ_BACK_UNPINNED = [
+    [
+        timeout(0, 1, "a"),
+        timeout(0, 1, "a"),
+        timeout(1, 0, "a"),
+        timeout(0, 0, "c"),
+        FailureReport(
+            turn_id="t0",
+            call_id="c0",
+            tool="a",
+            attempt=1,
+            error=ToolFailure(code=ErrorCode.RATE_LIMITED),
+            elapsed=1.5,
+        ),
+        timeout(2, 0, "b"),
+    ],
+    [
+        timeout(0, 0, "a"),
+        timeout(0, 0, "a"),
+        timeout(1, 1, "b"),
+        timeout(0, 1, "a", attempt=2),
+        timeout(1, 1, "c"),
+    ],
+]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(waves, st.sampled_from((1_000, 2, 1)))
+@example(MEMORY_READ_BACK_UNPINNED, 2)
 def test_projections_equal_the_database_after_any_interleaving_and_a_restart(
     batches: list[list[Any]], capacity: int
 ) -> None:
