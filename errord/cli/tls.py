@@ -10,7 +10,6 @@ config's ``client.tls_ca_file``), so that a problem names the flag or the settin
 from __future__ import annotations
 
 import re
-import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import grpc
 
 from errord.client_config import ClientSettings
 from errord.errors import ErrordError
+from errord.pem import PemFile, ca_problem, pair_problem
 
 FLAGS = {"tls_ca_file": "--tls-ca", "tls_cert_file": "--tls-cert", "tls_key_file": "--tls-key"}
 """The flag of each ``[client]`` setting."""
@@ -89,28 +89,16 @@ def _file(settings: ClientSettings, setting: str, config_file: Path | None) -> T
 
 
 def _check_ca(ca: TLSFile) -> None:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    try:
-        context.load_verify_locations(cafile=ca.path)
-    except ssl.SSLError as error:
-        raise TLSFileError(f"{ca}: holds no PEM CA certificate ({error.reason or error})") from None
+    problem = ca_problem(ca.path)
+    if problem is not None:
+        raise TLSFileError(f"{ca}: {problem}")
 
 
 def _check_pair(cert: TLSFile, chain: bytes, key: TLSFile, private_key: bytes) -> None:
-    if b"-----BEGIN CERTIFICATE-----" not in chain:
-        raise TLSFileError(f"{cert}: holds no PEM certificate")
-    if b"PRIVATE KEY-----" not in private_key:
-        raise TLSFileError(f"{key}: holds no PEM private key")
-    if b"ENCRYPTED" in private_key:
-        raise TLSFileError(f"{key}: is encrypted; grpc needs an unencrypted key")
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    try:
-        # A password callback, so that a key encrypted after all fails instead of prompting.
-        context.load_cert_chain(cert.path, key.path, password=lambda: b"")
-    except ssl.SSLError as error:
-        raise TLSFileError(
-            f"{key}: is not the private key of {cert} ({error.reason or error})"
-        ) from None
+    problem = pair_problem(cert.path, chain, key.path, private_key, str(cert))
+    if problem is not None:
+        which, text = problem
+        raise TLSFileError(f"{cert if which is PemFile.CERT else key}: {text}")
 
 
 def unreachable(target: str, details: str, tls: ClientTLS | None) -> str:

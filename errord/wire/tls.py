@@ -6,12 +6,12 @@ certificate or a key that does not match only as "Failed to bind to address".
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
 
 import grpc
 
 from errord.errors import ConfigError
+from errord.pem import PemFile, ca_problem, pair_problem
 
 
 def server_credentials(cert: Path, key: Path, client_ca: Path | None) -> grpc.ServerCredentials:
@@ -36,28 +36,14 @@ def read(setting: str, path: Path) -> bytes:
 
 
 def check_pair(cert: Path, chain: bytes, key: Path, private_key: bytes) -> None:
-    if b"-----BEGIN CERTIFICATE-----" not in chain:
-        raise ConfigError(f"tls_cert_file: {cert} holds no PEM certificate")
-    if b"PRIVATE KEY-----" not in private_key:
-        raise ConfigError(f"tls_key_file: {key} holds no PEM private key")
-    if b"ENCRYPTED" in private_key:
-        raise ConfigError(f"tls_key_file: {key} is encrypted; grpc needs an unencrypted key")
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    try:
-        # A password callback, so that a key encrypted after all fails instead of prompting.
-        context.load_cert_chain(cert, key, password=lambda: b"")
-    except ssl.SSLError as error:
-        raise ConfigError(
-            f"tls_key_file: {key} does not load as the private key of tls_cert_file {cert} "
-            f"({error.reason or error})"
-        ) from error
+    problem = pair_problem(cert, chain, key, private_key, f"tls_cert_file {cert}")
+    if problem is not None:
+        which, text = problem
+        setting, path = ("tls_cert_file", cert) if which is PemFile.CERT else ("tls_key_file", key)
+        raise ConfigError(f"{setting}: {path} {text}")
 
 
 def check_client_ca(client_ca: Path) -> None:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    try:
-        context.load_verify_locations(cafile=client_ca)
-    except ssl.SSLError as error:
-        raise ConfigError(
-            f"tls_client_ca_file: {client_ca} holds no PEM CA certificate ({error.reason or error})"
-        ) from error
+    problem = ca_problem(client_ca)
+    if problem is not None:
+        raise ConfigError(f"tls_client_ca_file: {client_ca} {problem}")

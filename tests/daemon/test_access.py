@@ -357,7 +357,7 @@ def test_tls_files_that_do_not_load_are_config_errors_naming_the_setting(tmp_pat
         (tmp_path / "missing.pem", server.key, None, "tls_cert_file: cannot read"),
         (server.key, server.key, None, "tls_cert_file: .* holds no PEM certificate"),
         (server.cert, server.cert, None, "tls_key_file: .* holds no PEM private key"),
-        (server.cert, other.key, None, "tls_key_file: .* does not load as the private key of"),
+        (server.cert, other.key, None, "tls_key_file: .* is not the private key of tls_cert_file"),
         (server.cert, server.key, server.key, "tls_client_ca_file: .* holds no PEM CA cert"),
     ]
     for cert, key, client_ca, message in cases:

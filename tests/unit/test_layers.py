@@ -15,7 +15,7 @@ import errord
 ROOT = Path(errord.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errord", "errors", "clock"),  # the root: version, the exception tree, time
+    ("errord", "errors", "clock", "pem"),  # the root: version, the exception tree, time, TLS files
     ("limits", "client_config"),
     ("decide",),  # the pure engine: records, manifests' records, classification, policy
     ("state", "manifests", "config"),  # projections and the store; the YAML loader; settings
