@@ -276,11 +276,11 @@ class ErrordClient:
 
         Only events of ``turn_id`` when given, that turn's recorded events
         first with ``include_history``; recorded events after ``after_sequence``
-        first when given (to resume a watch). With ``batch_interval`` (seconds,
-        0.001 to 10) the daemon sends the events of each interval together: far
-        cheaper for it under load, the events one by one here all the same. The
-        call starts at the first ``next()`` and is cancelled when the iterator is
-        closed.
+        first when given (to resume a watch). The daemon sends what was committed
+        while it wrote its last response together; with ``batch_interval``
+        (seconds, 0.001 to 10) it sends the events of each interval together
+        instead. Either way the events come one by one here. The call starts at
+        the first ``next()`` and is cancelled when the iterator is closed.
         """
         request = _watch_request(turn_id, include_history, after_sequence, batch_interval)
         call = self._stub.WatchTrace(request, metadata=self._metadata)
