@@ -30,10 +30,8 @@ from pathlib import Path
 
 from errord_client import ErrordClient, pb
 
-from errord.state.projections import Projections
-from errord.state.store import Store
-from tests.fakes import FakeClock
 from tests.helpers import start_process
+from tests.reliability.crash import check_projections, integrity
 
 FIGURES = re.compile(r"(\d+) trace events saved, (\d+) lost")
 
@@ -140,24 +138,10 @@ def check_restart(
 
 
 def check_database(db: Path, results: Results) -> None:
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
-        verdict = "; ".join(row[0] for row in connection.execute("PRAGMA integrity_check"))
+    verdict = integrity(db)
     if verdict != "ok":
         results.problems.append(f"integrity_check: {verdict}")
-    asyncio.run(check_projections(db, results))
-
-
-async def check_projections(db: Path, results: Results) -> None:
-    """Every projection loaded from its rows equals the fold of the salvaged trace."""
-    state = Projections()
-    store = await Store.open(db, FakeClock(), state)
-    try:
-        folded = await store.fold_trace(state.all)
-        for projection, states in zip(state.all, folded, strict=True):
-            if projection.snapshot() != states:
-                results.problems.append(f"the {projection.name} rows differ from the trace")
-    finally:
-        await store.close()
+    asyncio.run(check_projections(db, results.problems))
 
 
 def run(
