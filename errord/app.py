@@ -10,6 +10,7 @@ signal starts the shutdown, a second one cuts the drain short.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import random
@@ -33,6 +34,7 @@ from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier
 from errord.ops.write_health import WriteHealthReporter
 from errord.reload import ManifestReloader
+from errord.state.breaker_feed import BreakerFeed
 from errord.state.feed import TraceFeed
 from errord.state.health import ToolHealthBoard
 from errord.state.memory_retention import MemoryBounds
@@ -76,13 +78,13 @@ async def serve(
         # The trace holds tool inputs (redacted, still private): the directory is owner-only.
         settings.db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     feed = TraceFeed()
+    breaker_feed = BreakerFeed()
     hurry = asyncio.Event()
     with stop_on_signals(stop, hurry):
         bounds = MemoryBounds(settings.memory_max_errors, settings.memory_max_age_seconds)
         state = Projections(memory_errors=bounds.max_errors)
-        async with await Store.open(
-            settings.db, clock, state, on_commit=lambda events: committed(feed, events)
-        ) as store:
+        on_commit = functools.partial(committed, feed, breaker_feed)
+        async with await Store.open(settings.db, clock, state, on_commit=on_commit) as store:
             engine = Engine(
                 default_policy(
                     random.Random(),
@@ -109,7 +111,7 @@ async def serve(
             serving = Serving(settings.db, lambda: len(handler.manifests), store.salvage)
             reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
-            errors = ErrorHandlerService(handler, feed)
+            errors = ErrorHandlerService(handler, feed, breaker_feed)
             running = await start_server(
                 settings.listen,
                 errors,
@@ -154,6 +156,7 @@ async def serve(
                 drain = Drain(settings.shutdown_quiet_seconds, limit=grace / 2)
                 await drain.run(running.arrivals, clock, hurry)
                 feed.close()
+                breaker_feed.close()
                 await running.stop(max(0.0, deadline - clock.monotonic()))
                 await asyncio.gather(*background)
                 if metrics is not None:
@@ -183,10 +186,11 @@ class Serving:
         return text
 
 
-def committed(feed: TraceFeed, events: Sequence[TraceEvent]) -> None:
-    """A batch is committed: watchers get its events, and decisions and breaker changes
-    are logged."""
+def committed(feed: TraceFeed, breakers: BreakerFeed, events: Sequence[TraceEvent]) -> None:
+    """A batch is committed: watchers get its events (executors its breaker changes), and
+    decisions and breaker changes are logged."""
     feed.publish(events)
+    breakers.publish(events)
     for event in events:
         detail = event.detail
         if type(detail) is FailureEvent:
@@ -202,6 +206,7 @@ CHANGE_WORDS = {
     BreakerChange.CLOSED: "closed",
     BreakerChange.RESET: "reset",
     BreakerChange.FORCED_OPEN: "forced open",
+    BreakerChange.PROBE_CLAIMED: "probe claimed",
 }
 
 

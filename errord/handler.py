@@ -20,6 +20,7 @@ from typing import Any, TypeAlias, TypeVar, cast
 from msgspec import structs
 
 from errord.clock import Clock
+from errord.decide.admission import Admission, admit, refusal
 from errord.decide.correction import closest_tools
 from errord.decide.engine import CallCheck, Engine
 from errord.decide.events import (
@@ -34,6 +35,8 @@ from errord.decide.events import (
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey, MemoryStats
 from errord.decide.model import (
+    CLOSED_BREAKER,
+    BreakerState,
     Decision,
     DefaultValue,
     FailureReport,
@@ -86,11 +89,13 @@ class ErrorHandler:
         self._engine = engine
         self._store = store
         self._state = state
-        self._clock = clock
+        self.clock = clock
         self.manifests = manifests
         """The manifests in force; a reload replaces the whole snapshot at once."""
         self._in_flight: dict[tuple[EventKind, ReportKey | str], Unit] = {}
         """Units being committed, by the kind and key of the report they record."""
+        self._claims: dict[ReportKey, Unit] = {}
+        """Probe claims being committed, by the attempt that claimed."""
         self.holder = Holder(store.state)
         """Reads back what a projection dropped for room; operator actions share it."""
         self.max_turn_events = max_turn_events
@@ -133,6 +138,50 @@ class ErrorHandler:
                 raise result  # cancelled: not a refusal of one report
         return cast(list[tuple[Decision, bool] | Exception], results)
 
+    async def admit_call(
+        self, key: ReportKey, arguments: dict[str, JSONValue]
+    ) -> tuple[Admission, Decision | None, bool]:
+        """Whether attempt ``key`` may run (errord.decide.admission): the admission, the
+        recorded decision on a refused attempt, and True if the attempt was asked about
+        before. A probe claimed is committed before the answer.
+
+        Raises TurnClosed for a turn already ended, StoreError when the claim or the
+        refusal could not be committed.
+        """
+        report = self._redacted(refusal(key, arguments))
+        reads = self._engine.reads(report, self.manifests)
+        async with self._holding((report, reads)), self._holding_memory((report, reads)):
+            call = self._state.calls.view(key.call)
+            refused_before = (EventKind.FAILURE, key) in self._in_flight or (
+                call is not None and call.failure_recorded(key.tool, key.attempt)
+            )
+            admission, claim = None, None
+            if not refused_before:
+                self._check_open(key.turn_id)
+                manifest = self.manifests.manifest_for(key.tool)[0]
+                breaker = self._state.breakers.view(key.tool)
+                admission = admit(key, manifest, breaker, self.clock.now())
+            if admission is None or not admission.admitted:
+                answer = self._answer_failure(report, reads)
+            elif admission.claim:
+                turn = self._state.turns.view(key.turn_id)
+                events = (*self._engine.beginning(key.turn_id, turn, self.clock.now()),)
+                events += admission.claim
+                self._check_room(key.turn_id, turn, events)
+                submitted = self._store.submit(events)
+                self._claims[key] = submitted
+                submitted.done.add_done_callback(lambda _: self._claims.pop(key, None))
+                claim = submitted
+            else:
+                claim = self._claims.get(key)
+        if admission is None or not admission.admitted:
+            decision, replayed = await answer
+            refused = Admission(admitted=False, breaker=decision.breaker or CLOSED_BREAKER)
+            return refused, decision, replayed
+        if claim is not None:
+            await asyncio.shield(claim.done)
+        return admission, None, not admission.claim
+
     async def begin_turn(
         self,
         turn_id: str,
@@ -147,7 +196,7 @@ class ErrorHandler:
         Raises InvalidRequest for a deadline already past, ReportConflict for a turn that
         began with other values or with its first report.
         """
-        now = self._clock.now()
+        now = self.clock.now()
         if deadline is not None and deadline <= now:
             raise InvalidRequest(
                 [FieldViolation("deadline", f"must be in the future, got {deadline.isoformat()}")]
@@ -207,7 +256,7 @@ class ErrorHandler:
                 raise TurnNotFound(f"no turn {turn_id!r}: it was neither begun nor reported on")
             unit = None
             if turn.ended_at is None:
-                now = self._clock.now()
+                now = self.clock.now()
                 summary = summarize(turn_id, turn.began_at, turn.deadline, turn.progress, now)
                 ended = TurnEnded(turn_id=turn_id, summary=summary)
                 unit = self._submit(EventKind.TURN_ENDED, turn_id, (ended,))
@@ -250,7 +299,7 @@ class ErrorHandler:
                     fates[detail.report.call_id] = detail
         async with self._holding_turn(turn_id):
             turn = self._state.turns.view(turn_id)
-        out_of_time = turn is not None and _out_of_time(turn, self._clock.now())
+        out_of_time = turn is not None and _out_of_time(turn, self.clock.now())
         progress = turn.progress if turn is not None else {}
         return reconcile(
             calls,
@@ -259,6 +308,14 @@ class ErrorHandler:
                 call, fates.get(call.call_id), progress.get(call.call_id), out_of_time
             ),
         )
+
+    def breaker(self, tool: str) -> BreakerState | None:
+        """The tool's breaker as decisions see it; None if it never changed."""
+        return self._state.breakers.view(tool)
+
+    def known_tools(self) -> set[str]:
+        """Every tool with a manifest or a breaker."""
+        return set(self.manifests.names) | set(self._state.breakers.snapshot())
 
     def validate_call(self, tool: str, arguments: Mapping[str, JSONValue]) -> CallCheck:
         """``arguments`` checked against ``tool``'s JSON Schema; nothing is recorded.
@@ -313,18 +370,13 @@ class ErrorHandler:
         call = self._state.calls.view(report.key.call)
         if call is not None and call.failure_recorded(report.tool, report.attempt):
             return self._recorded_failure(report)
-        turn = self._state.turns.view(report.turn_id)
-        if turn is not None and turn.ended_at is not None:
-            raise TurnClosed(
-                f"turn {report.turn_id!r} ended at {turn.ended_at.isoformat()}; "
-                "report the failures of a new turn under a new turn_id"
-            )
+        turn = self._check_open(report.turn_id)
         decided = self._engine.decide(
             report,
             self.manifests,
             call,
             turn,
-            self._clock.now(),
+            self.clock.now(),
             self._state.breakers.view,
             self._remembered,
             reads,
@@ -343,10 +395,20 @@ class ErrorHandler:
             return self._recorded_outcome(report)
         turn = self._state.turns.view(report.turn_id)
         events = self._engine.outcome(
-            report, self.manifests, turn, self._clock.now(), self._state.breakers.view, call
+            report, self.manifests, turn, self.clock.now(), self._state.breakers.view, call
         )
         self._check_room(report.turn_id, turn, events)
         return self._new_outcome(report, self._submit(EventKind.OUTCOME, report.key, events))
+
+    def _check_open(self, turn_id: str) -> TurnState | None:
+        """The turn's state; raises TurnClosed when it ended."""
+        turn = self._state.turns.view(turn_id)
+        if turn is not None and turn.ended_at is not None:
+            raise TurnClosed(
+                f"turn {turn_id!r} ended at {turn.ended_at.isoformat()}; "
+                "report the failures of a new turn under a new turn_id"
+            )
+        return turn
 
     def _check_room(
         self, turn_id: str, turn: TurnState | None, events: Sequence[EventDetail]

@@ -62,10 +62,12 @@ class Limits:
 
 
 class WatcherSlots:
-    """At most ``limit`` WatchTrace streams at once: each holds a slot while it runs."""
+    """At most ``limit`` streams of one method (WatchTrace, WatchTools) at once: each holds
+    a slot while it runs."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, method: str = "WatchTrace") -> None:
         self.limit = limit
+        self.method = method
         self.taken = 0
 
     @contextmanager
@@ -73,7 +75,7 @@ class WatcherSlots:
         """Hold a slot for the block; raises LimitExceeded when every slot is taken."""
         if self.taken >= self.limit:
             raise LimitExceeded(
-                f"{self.taken} WatchTrace streams are open, the most errord serves at once "
+                f"{self.taken} {self.method} streams are open, the most errord serves at once "
                 "(max_watchers); close one, or watch again later"
             )
         self.taken += 1

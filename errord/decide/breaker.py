@@ -275,6 +275,21 @@ def with_probe(state: BreakerState, probe: Probe) -> BreakerState:
     return structs.replace(state, probe=probe)
 
 
+def claim_probe(state: BreakerState, policy: BreakerPolicy, probe: Probe, now: datetime) -> Stepped:
+    """The breaker whose probe an executor claims before running it (AdmitCall): half-open
+    (an open one whose cooldown is over half-opens first), with ``probe`` in flight, each
+    step a recorded transition. The caller checked that no other probe is in flight."""
+    changes: list[tuple[BreakerChange, BreakerState]] = []
+    if state.phase is BreakerPhase.OPEN:
+        machine = _Machine(state, policy, now)
+        machine.breaker.half_open()
+        changes.extend(_result(machine, ends_probe=True).changes)
+        state = changes[-1][1]
+    claimed = structs.replace(state, probe=probe, generation=state.generation + 1)
+    changes.append((BreakerChange.PROBE_CLAIMED, claimed))
+    return Stepped(claimed, tuple(changes))
+
+
 def reset(state: BreakerState | None) -> Stepped:
     """An operator closes the breaker: counters zero, no probe."""
     state = state or CLOSED_BREAKER

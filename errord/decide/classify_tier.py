@@ -25,6 +25,7 @@ DEFAULT_CLASSES: dict[ErrorCode, ErrorClass] = {
     ErrorCode.RATE_LIMITED: TRANSIENT,
     ErrorCode.UNAVAILABLE: TRANSIENT,
     ErrorCode.UNKNOWN: TRANSIENT,
+    ErrorCode.CIRCUIT_OPEN: TRANSIENT,
     ErrorCode.INVALID_INPUT: PERMANENT,
     ErrorCode.AUTH: PERMANENT,
     ErrorCode.NOT_FOUND: PERMANENT,

@@ -251,7 +251,7 @@ class Engine:
         return Decided(
             decision,
             (
-                *self._beginning(report.turn_id, turn, now),
+                *self.beginning(report.turn_id, turn, now),
                 *_transitions(report.tool, report.turn_id, stepped),
                 failure,
             ),
@@ -285,7 +285,7 @@ class Engine:
             attempt=(report.turn_id, report.call_id, report.attempt),
         )
         return (
-            *self._beginning(report.turn_id, turn, now),
+            *self.beginning(report.turn_id, turn, now),
             *_transitions(report.tool, report.turn_id, stepped),
             OutcomeEvent(
                 report=report,
@@ -317,7 +317,7 @@ class Engine:
         """The deadline of a turn begun at ``now`` without one."""
         return now + self._turn_deadline
 
-    def _beginning(
+    def beginning(
         self, turn_id: str, turn: TurnHistory | None, now: datetime
     ) -> tuple[EventDetail, ...]:
         """A TurnBegan, with the default deadline, for a turn errord has not seen yet."""

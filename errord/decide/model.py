@@ -36,6 +36,8 @@ class ErrorCode(Enum):
     TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
     SCHEMA_VIOLATION = "SCHEMA_VIOLATION"
     UNKNOWN = "UNKNOWN"
+    CIRCUIT_OPEN = "CIRCUIT_OPEN"
+    """errord's breaker refused the attempt before it ran (AdmitCall): the tool never ran."""
 
 
 class ErrorClass(Enum):
@@ -105,6 +107,8 @@ class BreakerChange(Enum):
     """An operator closed it."""
     FORCED_OPEN = "FORCED_OPEN"
     """An operator opened it, for maintenance."""
+    PROBE_CLAIMED = "PROBE_CLAIMED"
+    """An executor claimed the half-open breaker's probe before running it (AdmitCall)."""
 
 
 class Record(Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):

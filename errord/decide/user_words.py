@@ -43,6 +43,7 @@ TROUBLE_BY_CODE = {
     ErrorCode.UNAVAILABLE: Trouble.UNAVAILABLE,
     ErrorCode.NOT_FOUND: Trouble.NOT_FOUND,
     ErrorCode.UNSUPPORTED: Trouble.UNSUPPORTED,
+    ErrorCode.CIRCUIT_OPEN: Trouble.CIRCUIT_OPEN,
 }
 """The trouble of a failure's code, unless a circuit breaker is the trouble; OTHER else."""
 

@@ -277,7 +277,8 @@ _cooldown_seconds = converted(_up_to_a_week, _seconds)
 _delay_seconds = converted(_non_negative, _seconds)
 _jitter_fraction = converted(_percent, lambda percent: percent / 100)
 _strategy = one_of({"exponential_backoff": "exponential_backoff"})
-_error_code = one_of({code.name: code for code in ErrorCode})
+# CIRCUIT_OPEN is errord's own refusal of an attempt that never ran: nothing to classify.
+_error_code = one_of({code.name: code for code in ErrorCode if code is not ErrorCode.CIRCUIT_OPEN})
 _error_class = one_of({cls.name.lower(): cls for cls in ErrorClass})
 
 

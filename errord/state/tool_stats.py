@@ -1,9 +1,10 @@
 """Per-tool statistics, folded from the trace: outcomes, errors by kind, durations.
 
-An execution is an attempt errord learns of: a reported failure, or a
-successful outcome (a failed outcome repeats a failure already reported, or
-about to be). Durations are those the executor reported (a failure's elapsed
-time, a success's duration); one reported as zero is taken as not measured.
+An execution is an attempt errord learns of: a reported failure (but not an
+attempt its breaker refused, which never ran), or a successful outcome (a failed
+outcome repeats a failure already reported, or about to be). Durations are
+those the executor reported (a failure's elapsed time, a success's duration);
+one reported as zero is taken as not measured.
 They go into a histogram with fixed bounds, from which the mean and the 95th
 percentile are read as Prometheus reads them. Recent figures are kept per
 minute of event time for the last hour, for windowed alerts.
@@ -132,7 +133,7 @@ class ToolStatsFold:
     """Folds failures, outcomes and breaker openings into their tool's statistics."""
 
     name = "tool_stats"
-    version = 1
+    version = 2  # 2: a refused attempt (CIRCUIT_OPEN) is not an execution
     key_type = str
     state_type = ToolStats
 
@@ -192,6 +193,10 @@ class _Tally:
     def failed(self, event: FailureEvent, time: datetime) -> None:
         report, decision = event.report, event.decision
         counts, code = self.counts, decision.classification.code
+        self.decisions[decision.action] = self.decisions.get(decision.action, 0) + 1
+        self.errors_by_code[code] = self.errors_by_code.get(code, 0) + 1
+        if code is ErrorCode.CIRCUIT_OPEN:
+            return  # refused by its breaker (AdmitCall): the tool did not run
         counts["executions"] += 1
         if decision.classification.error_class is ErrorClass.TRANSIENT:
             counts["transient_errors"] += 1
@@ -199,8 +204,6 @@ class _Tally:
             counts["permanent_errors"] += 1
         if code is ErrorCode.TIMEOUT:
             counts["timeouts"] += 1
-        self.decisions[decision.action] = self.decisions.get(decision.action, 0) + 1
-        self.errors_by_code[code] = self.errors_by_code.get(code, 0) + 1
         exception = report.error.exception_type
         if exception:
             known = self.errors_by_exception

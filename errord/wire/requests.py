@@ -23,6 +23,7 @@ from errord.decide.model import (
     Outcome,
     OutcomeReport,
     PlannedCall,
+    ReportKey,
     RetryBudget,
     ToolFailure,
 )
@@ -107,6 +108,28 @@ def tool_failure_from_proto(error: pb.ToolError, check: Violations) -> ToolFailu
         if error.HasField("partial_result")
         else None,
     )
+
+
+@dataclass(frozen=True)
+class AttemptToAdmit:
+    """AdmitCall's request: the attempt about to run, and its input."""
+
+    key: ReportKey
+    arguments: dict[str, JSONValue]
+
+
+def admission_from_proto(request: pb.AdmitCallRequest) -> AttemptToAdmit:
+    """The attempt to admit; raises InvalidRequest naming every bad field."""
+    check = Violations()
+    key = ReportKey(
+        check.identifier("turn_id", request.turn_id),
+        check.identifier("call_id", request.call_id),
+        check.identifier("tool", request.tool),
+        check.attempt(request.attempt),
+    )
+    arguments = check.json("arguments", request.arguments) or {}
+    check.raise_any()
+    return AttemptToAdmit(key, arguments)
 
 
 def outcome_report_from_proto(request: pb.ReportOutcomeRequest) -> OutcomeReport:

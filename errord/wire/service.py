@@ -22,8 +22,9 @@ from google.protobuf import message
 from errord.decide.events import TraceEvent
 from errord.handler import ErrorHandler
 from errord.limits import LimitExceeded, Limits, WatcherSlots
+from errord.state.breaker_feed import BreakerFeed
 from errord.state.feed import TraceFeed
-from errord.wire import requests, responses
+from errord.wire import requests, responses, tool_policies
 from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
 from errord.wire.decoding import decode
 from errord.wire.status import Handle, abort, status_for, unary_handlers
@@ -36,15 +37,21 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ErrorHandlerService"].full_name
 class ErrorHandlerService:
     """errord.v1.ErrorHandlerService over an ErrorHandler and a TraceFeed."""
 
-    def __init__(self, handler: ErrorHandler, feed: TraceFeed) -> None:
+    def __init__(
+        self, handler: ErrorHandler, feed: TraceFeed, breakers: BreakerFeed | None = None
+    ) -> None:
         self._handler = handler
         self._feed = feed
+        self._breakers = breakers or BreakerFeed()
         self.watchers = WatcherSlots(Limits.max_watchers)
         """The WatchTrace streams open, and how many may be."""
+        self.tool_watchers = WatcherSlots(Limits.max_watchers, "WatchTools")
+        """The WatchTools streams open (one per executor), and how many may be."""
 
     def enforce(self, limits: Limits) -> None:
         """Serve within ``limits``: its watchers here, its events per turn in the handler."""
         self.watchers = WatcherSlots(limits.max_watchers)
+        self.tool_watchers = WatcherSlots(limits.max_watchers, "WatchTools")
         self._handler.max_turn_events = limits.max_turn_events
 
     async def watch_within_limit(
@@ -63,6 +70,56 @@ class ErrorHandlerService:
             await abort(context, error)
         except grpc.aio.InternalError:  # the call failed under a write, or under an abort
             await client_gone(context)
+
+    async def admit_call(self, data: bytes) -> pb.AdmitCallResponse:
+        asked = requests.admission_from_proto(decode(pb.AdmitCallRequest, data))
+        admission, decision, replayed = await self._handler.admit_call(asked.key, asked.arguments)
+        return tool_policies.admission_to_proto(
+            admission, decision, replayed, self._handler.clock.now()
+        )
+
+    async def watch_tools_within_limit(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        """WatchTools: ``watch_tools``' responses, holding one of its slots."""
+        try:
+            with self.tool_watchers.slot():
+                async with aclosing(self.watch_tools(data, context)) as watched:
+                    async for response in watched:
+                        await context.write(response)
+        except LimitExceeded as error:
+            await abort(context, error)
+        except grpc.aio.InternalError:
+            await client_gone(context)
+
+    async def watch_tools(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncGenerator[bytes]:
+        """Serialized WatchToolsResponses: every tool's policy, then the policies of the
+        tools whose breaker changed since the last response, and every tool's again after
+        a manifest reload."""
+        watcher = None
+        try:
+            decode(pb.WatchToolsRequest, data)
+            watcher = self._breakers.subscribe()  # before the snapshot: nothing is missed
+            yield self._tool_policies(None).SerializeToString()
+            async for changed in watcher.changes():
+                yield self._tool_policies(changed).SerializeToString()
+        except Exception as error:  # every error is answered with a status, never UNKNOWN
+            await abort(context, error)
+        finally:
+            if watcher is not None:
+                self._breakers.unsubscribe(watcher)
+
+    def _tool_policies(self, changed: set[str] | None) -> pb.WatchToolsResponse:
+        handler = self._handler
+        return tool_policies.tool_policies_to_proto(
+            handler.known_tools() if changed is None else changed,
+            handler.manifests,
+            handler.breaker,
+            handler.clock.now(),
+            snapshot=changed is None,
+        )
 
     async def begin_turn(self, data: bytes) -> pb.BeginTurnResponse:
         asked = requests.beginning_from_proto(decode(pb.BeginTurnRequest, data))
@@ -224,12 +281,17 @@ def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
         "ReportOutcome": (service.report_outcome, pb.ReportOutcomeResponse),
         "ValidateCall": (service.validate_call, pb.ValidateCallResponse),
         "GetTurnTrace": (service.get_turn_trace, pb.GetTurnTraceResponse),
+        "AdmitCall": (service.admit_call, pb.AdmitCallResponse),
     }
     watch = grpc.unary_stream_rpc_method_handler(
         service.watch_within_limit,
         # Already serialized: each live event's bytes are shared by every watcher.
         response_serializer=None,
     )
+    watch_tools = grpc.unary_stream_rpc_method_handler(
+        service.watch_tools_within_limit, response_serializer=None
+    )
     return grpc.method_handlers_generic_handler(
-        SERVICE_NAME, {**unary_handlers(unary), "WatchTrace": watch}
+        SERVICE_NAME,
+        {**unary_handlers(unary), "WatchTrace": watch, "WatchTools": watch_tools},
     )

@@ -48,7 +48,7 @@ def test_every_method_of_the_proto_is_served(name: str) -> None:
     for method, found in methods.items():
         streams = descriptors[method].server_streaming
         assert found.response_streaming is streams
-        if streams:  # WatchTrace: the bytes each live event shares with every watcher
+        if streams:  # serialized by the stream (WatchTrace: bytes shared by every watcher)
             assert found.response_serializer is None
         else:
             response = getattr(pb, descriptors[method].output_type.name)

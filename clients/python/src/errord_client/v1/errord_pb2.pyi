@@ -26,6 +26,7 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_CODE_TOOL_NOT_FOUND: _ClassVar[ErrorCode]
     ERROR_CODE_SCHEMA_VIOLATION: _ClassVar[ErrorCode]
     ERROR_CODE_UNKNOWN: _ClassVar[ErrorCode]
+    ERROR_CODE_CIRCUIT_OPEN: _ClassVar[ErrorCode]
 
 class ErrorClass(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -66,6 +67,7 @@ class BreakerChange(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BREAKER_CHANGE_CLOSED: _ClassVar[BreakerChange]
     BREAKER_CHANGE_RESET: _ClassVar[BreakerChange]
     BREAKER_CHANGE_FORCED_OPEN: _ClassVar[BreakerChange]
+    BREAKER_CHANGE_PROBE_CLAIMED: _ClassVar[BreakerChange]
 
 class ForgetReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -113,6 +115,7 @@ ERROR_CODE_UNSUPPORTED: ErrorCode
 ERROR_CODE_TOOL_NOT_FOUND: ErrorCode
 ERROR_CODE_SCHEMA_VIOLATION: ErrorCode
 ERROR_CODE_UNKNOWN: ErrorCode
+ERROR_CODE_CIRCUIT_OPEN: ErrorCode
 ERROR_CLASS_UNSPECIFIED: ErrorClass
 ERROR_CLASS_TRANSIENT: ErrorClass
 ERROR_CLASS_PERMANENT: ErrorClass
@@ -138,6 +141,7 @@ BREAKER_CHANGE_HALF_OPENED: BreakerChange
 BREAKER_CHANGE_CLOSED: BreakerChange
 BREAKER_CHANGE_RESET: BreakerChange
 BREAKER_CHANGE_FORCED_OPEN: BreakerChange
+BREAKER_CHANGE_PROBE_CLAIMED: BreakerChange
 FORGET_REASON_UNSPECIFIED: ForgetReason
 FORGET_REASON_AGE: ForgetReason
 FORGET_REASON_CAPACITY: ForgetReason
@@ -378,6 +382,60 @@ class ReportFailureRequest(_message.Message):
     arguments: _struct_pb2.Struct
     elapsed: _duration_pb2.Duration
     def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class AdmitCallRequest(_message.Message):
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "arguments")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    call_id: str
+    tool: str
+    attempt: int
+    arguments: _struct_pb2.Struct
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class AdmitCallResponse(_message.Message):
+    __slots__ = ("admitted", "probe", "decision", "breaker", "replayed")
+    ADMITTED_FIELD_NUMBER: _ClassVar[int]
+    PROBE_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    admitted: bool
+    probe: bool
+    decision: RecoveryDecision
+    breaker: BreakerState
+    replayed: bool
+    def __init__(self, admitted: _Optional[bool] = ..., probe: _Optional[bool] = ..., decision: _Optional[_Union[RecoveryDecision, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., replayed: _Optional[bool] = ...) -> None: ...
+
+class WatchToolsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WatchToolsResponse(_message.Message):
+    __slots__ = ("snapshot", "tools", "default_timeout")
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    snapshot: bool
+    tools: _containers.RepeatedCompositeFieldContainer[ToolPolicy]
+    default_timeout: _duration_pb2.Duration
+    def __init__(self, snapshot: _Optional[bool] = ..., tools: _Optional[_Iterable[_Union[ToolPolicy, _Mapping]]] = ..., default_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ToolPolicy(_message.Message):
+    __slots__ = ("tool", "timeout", "breaker", "has_manifest")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
+    HAS_MANIFEST_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    timeout: _duration_pb2.Duration
+    breaker: BreakerState
+    has_manifest: bool
+    def __init__(self, tool: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., has_manifest: _Optional[bool] = ...) -> None: ...
 
 class ReportFailureResponse(_message.Message):
     __slots__ = ("decision", "replayed")

@@ -80,6 +80,16 @@ class ErrorHandlerServiceStub:
                 request_serializer=errord_dot_v1_dot_errord__pb2.WatchTraceRequest.SerializeToString,
                 response_deserializer=errord_dot_v1_dot_errord__pb2.WatchTraceResponse.FromString,
                 _registered_method=True)
+        self.AdmitCall = channel.unary_unary(
+                '/errord.v1.ErrorHandlerService/AdmitCall',
+                request_serializer=errord_dot_v1_dot_errord__pb2.AdmitCallRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.AdmitCallResponse.FromString,
+                _registered_method=True)
+        self.WatchTools = channel.unary_stream(
+                '/errord.v1.ErrorHandlerService/WatchTools',
+                request_serializer=errord_dot_v1_dot_errord__pb2.WatchToolsRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.WatchToolsResponse.FromString,
+                _registered_method=True)
 
 
 class ErrorHandlerServiceServicer:
@@ -176,6 +186,33 @@ class ErrorHandlerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AdmitCall(self, request, context):
+        """AdmitCall asks, before an attempt runs, whether the tool's circuit breaker
+        lets it run. A closed breaker admits every attempt and nothing is
+        recorded. A half-open breaker admits one probe at a time across every
+        executor: the first AdmitCall claims it (a BREAKER_CHANGE_PROBE_CLAIMED
+        event), runs the attempt and reports how it ended, which closes or reopens
+        the breaker. An open breaker, or a half-open one whose probe is taken,
+        refuses the attempt: the answer is the decision errord gives for it (an
+        alternative, the default, skip, escalate), recorded as a failure of the
+        attempt with code ERROR_CODE_CIRCUIT_OPEN. Asking again for the same
+        attempt gives the same answer. Executors ask only when WatchTools says a
+        tool's breaker is not closed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchTools(self, request, context):
+        """WatchTools streams what an executor needs to admit calls without asking:
+        each tool's timeout and circuit breaker, all of them first, then the tools
+        whose breaker changed, as the changes are committed, and all of them again
+        after a manifest reload.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ErrorHandlerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -223,6 +260,16 @@ def add_ErrorHandlerServiceServicer_to_server(servicer, server):
                     servicer.WatchTrace,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.WatchTraceRequest.FromString,
                     response_serializer=errord_dot_v1_dot_errord__pb2.WatchTraceResponse.SerializeToString,
+            ),
+            'AdmitCall': grpc.unary_unary_rpc_method_handler(
+                    servicer.AdmitCall,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.AdmitCallRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.AdmitCallResponse.SerializeToString,
+            ),
+            'WatchTools': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchTools,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.WatchToolsRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.WatchToolsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -469,6 +516,60 @@ class ErrorHandlerService:
             '/errord.v1.ErrorHandlerService/WatchTrace',
             errord_dot_v1_dot_errord__pb2.WatchTraceRequest.SerializeToString,
             errord_dot_v1_dot_errord__pb2.WatchTraceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AdmitCall(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.ErrorHandlerService/AdmitCall',
+            errord_dot_v1_dot_errord__pb2.AdmitCallRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.AdmitCallResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchTools(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/errord.v1.ErrorHandlerService/WatchTools',
+            errord_dot_v1_dot_errord__pb2.WatchToolsRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.WatchToolsResponse.FromString,
             options,
             channel_credentials,
             insecure,

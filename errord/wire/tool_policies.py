@@ -1,0 +1,50 @@
+"""AdmitCall's answer and WatchTools' tool policies, as wire messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from errord_client.v1 import errord_pb2 as pb
+
+from errord.decide.admission import Admission
+from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.model import BreakerState, Decision
+from errord.wire.responses import breaker_state_to_proto, decision_to_proto, duration
+
+
+def admission_to_proto(
+    admission: Admission, decision: Decision | None, replayed: bool, now: datetime
+) -> pb.AdmitCallResponse:
+    response = pb.AdmitCallResponse(
+        admitted=admission.admitted,
+        probe=admission.probe,
+        breaker=breaker_state_to_proto(admission.breaker, now),
+        replayed=replayed,
+    )
+    if decision is not None:
+        response.decision.CopyFrom(decision_to_proto(decision))
+    return response
+
+
+def tool_policies_to_proto(
+    tools: Iterable[str],
+    manifests: ManifestSnapshot,
+    breaker_of: Callable[[str], BreakerState | None],
+    now: datetime,
+    *,
+    snapshot: bool,
+) -> pb.WatchToolsResponse:
+    """The policies of ``tools``, by name; every tool errord knows for a ``snapshot``."""
+    response = pb.WatchToolsResponse(
+        snapshot=snapshot, default_timeout=duration(manifests.defaults.timeout)
+    )
+    for tool in sorted(tools):
+        breaker = breaker_of(tool) or BreakerState()
+        response.tools.add(
+            tool=tool,
+            timeout=duration(manifests.manifest_for(tool)[0].timeout),
+            breaker=breaker_state_to_proto(breaker, now),
+            has_manifest=tool in manifests,
+        )
+    return response
