@@ -1,0 +1,21 @@
+"""The executor: a model's tool calls, run and guarded by errord."""
+
+from errord_client.executor.calls import NO_DEFAULT, ToolCall, tool_call
+from errord_client.executor.executor import Executor
+from errord_client.executor.failures import ToolFailure, failure_from_exception
+from errord_client.executor.local_policy import LocalPolicy
+from errord_client.executor.result import DecidedBy, ResultError, ResultStatus, ToolResult
+
+__all__ = [
+    "NO_DEFAULT",
+    "DecidedBy",
+    "Executor",
+    "LocalPolicy",
+    "ResultError",
+    "ResultStatus",
+    "ToolCall",
+    "ToolFailure",
+    "ToolResult",
+    "failure_from_exception",
+    "tool_call",
+]

@@ -1,0 +1,291 @@
+"""The executor's line to errord: decisions within a deadline, outcomes in the background.
+
+- Decisions. Failures reported in the same turn of the event loop go to errord as one
+  ReportFailures (a model's parallel calls often fail together), each answered with its
+  decision, or with None when errord did not answer within ``decision_timeout``: the
+  caller then asks the local policy. Reports are idempotent, so gRPC's own retry policy
+  (the channel's service config) retries UNAVAILABLE within that deadline.
+- Admission. AdmitCall, asked only when a tool's breaker is not closed.
+- Outcomes. Queued and sent in the background, never on a call's path; retried while
+  errord is away, for ``outcome_patience`` seconds at most.
+- Turns. BeginTurn (a batch with a plan), EndTurn once the turn's outcomes are sent.
+
+One warning is logged when errord stops answering, and one line when it answers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import grpc.aio
+from google.protobuf import json_format, struct_pb2
+
+from errord_client.executor.verdict import Verdict, from_decision
+from errord_client.v1 import errord_pb2 as pb
+from errord_client.v1 import errord_pb2_grpc
+
+log = logging.getLogger("errord_client.executor")
+
+SERVICE_NAME = "errord.v1.ErrorHandlerService"
+
+RETRY_SERVICE_CONFIG = json.dumps(
+    {
+        "methodConfig": [
+            {
+                "name": [{"service": SERVICE_NAME}],
+                "retryPolicy": {
+                    "maxAttempts": 5,
+                    "initialBackoff": "0.02s",
+                    "maxBackoff": "0.1s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ]
+    }
+)
+"""Every ErrorHandlerService RPC is idempotent: retry UNAVAILABLE (errord restarting, a
+connection being set up), briefly; the call's deadline bounds it."""
+
+CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
+    ("grpc.enable_retries", 1),
+    ("grpc.service_config", RETRY_SERVICE_CONFIG),
+    # Reconnect soon after errord comes back, not after grpc's default backoff (up to 2 min).
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+)
+
+
+def open_channel(target: str, credentials: grpc.ChannelCredentials | None) -> grpc.aio.Channel:
+    """A grpc.aio channel to errord with the executor's retry policy."""
+    if credentials is None:
+        return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+    return grpc.aio.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
+
+
+def as_struct(arguments: Any) -> struct_pb2.Struct:
+    """Tool arguments as a Struct; values JSON cannot hold are sent as their text."""
+    struct = struct_pb2.Struct()
+    try:
+        json_format.ParseDict(arguments, struct)
+    except (json_format.ParseError, TypeError, ValueError):
+        struct.Clear()
+        json_format.ParseDict(json.loads(json.dumps(arguments, default=str)), struct)
+    return struct
+
+
+@dataclass
+class _Pending:
+    request: pb.ReportFailureRequest
+    answer: asyncio.Future[Verdict | None]
+
+
+@dataclass
+class _Outcome:
+    request: pb.ReportOutcomeRequest
+    first_tried: float = field(default_factory=time.monotonic)
+
+
+class ErrordLink:
+    """Calls errord for the executor; never raises for errord being away."""
+
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        metadata: tuple[tuple[str, str], ...] | None,
+        *,
+        decision_timeout: float = 0.25,
+        outcome_patience: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+        self.metadata = metadata
+        self.decision_timeout = decision_timeout
+        self.outcome_patience = outcome_patience
+        self._clock = clock
+        self._failures: list[_Pending] = []
+        self._outcomes: deque[_Outcome] = deque()
+        self._sending: asyncio.Task[None] | None = None
+        self._outcomes_sent = asyncio.Event()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.answering = True
+        """False from the first unanswered call until errord answers again."""
+
+    # decisions
+
+    def decide(self, request: pb.ReportFailureRequest) -> asyncio.Future[Verdict | None]:
+        """errord's verdict on one failure, or None if it does not answer in time."""
+        answer: asyncio.Future[Verdict | None] = asyncio.get_running_loop().create_future()
+        if not self._failures:
+            asyncio.get_running_loop().call_soon(self._send_failures)
+        self._failures.append(_Pending(request, answer))
+        return answer
+
+    def _send_failures(self) -> None:
+        batch, self._failures = self._failures, []
+        self._spawn(self._report(batch))
+
+    async def _report(self, batch: list[_Pending]) -> None:
+        try:
+            if len(batch) == 1:
+                response = await self.stub.ReportFailure(
+                    batch[0].request, timeout=self.decision_timeout, metadata=self.metadata
+                )
+                answers: Sequence[pb.RecoveryDecision | None] = [response.decision]
+            else:
+                many = await self.stub.ReportFailures(
+                    pb.ReportFailuresRequest(failures=[p.request for p in batch]),
+                    timeout=self.decision_timeout,
+                    metadata=self.metadata,
+                )
+                answers = [_answer(result) for result in many.results]
+            self._answered()
+        except grpc.aio.AioRpcError as error:
+            self._unanswered(error)
+            answers = [None] * len(batch)
+        for pending, decision in zip(batch, answers, strict=True):
+            if not pending.answer.done():
+                pending.answer.set_result(None if decision is None else from_decision(decision))
+
+    # admission
+
+    async def admit(self, request: pb.AdmitCallRequest) -> pb.AdmitCallResponse | None:
+        """errord's admission of an attempt, or None if it does not answer in time."""
+        try:
+            response: pb.AdmitCallResponse = await self.stub.AdmitCall(
+                request, timeout=self.decision_timeout, metadata=self.metadata
+            )
+        except grpc.aio.AioRpcError as error:
+            self._unanswered(error)
+            return None
+        self._answered()
+        return response
+
+    # turns
+
+    async def begin_turn(self, request: pb.BeginTurnRequest) -> bool:
+        """Begin a turn with its plan; False when errord did not take it."""
+        try:
+            await self.stub.BeginTurn(
+                request, timeout=self.decision_timeout * 4, metadata=self.metadata
+            )
+        except grpc.aio.AioRpcError as error:
+            self._unanswered(error)
+            return False
+        self._answered()
+        return True
+
+    def end_turn(self, turn_id: str) -> None:
+        """End the turn in the background, once its outcomes are sent."""
+        self._spawn(self._end_turn(turn_id))
+
+    async def _end_turn(self, turn_id: str) -> None:
+        await self.outcomes_sent()
+        try:
+            await self.stub.EndTurn(
+                pb.EndTurnRequest(turn_id=turn_id), timeout=5.0, metadata=self.metadata
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() is not grpc.StatusCode.NOT_FOUND:  # errord never heard of it
+                self._unanswered(error)
+
+    # outcomes
+
+    def report_outcome(self, request: pb.ReportOutcomeRequest) -> None:
+        """Queue an outcome; it is sent in the background."""
+        self._outcomes.append(_Outcome(request))
+        self._outcomes_sent.clear()
+        if self._sending is None or self._sending.done():
+            self._sending = self._spawn(self._send_outcomes())
+
+    async def outcomes_sent(self) -> None:
+        """Wait until every outcome queued so far was sent (or given up on)."""
+        if self._outcomes or (self._sending is not None and not self._sending.done()):
+            await self._outcomes_sent.wait()
+
+    async def _send_outcomes(self) -> None:
+        wait = 0.05
+        while self._outcomes:
+            batch = list(self._outcomes)
+            self._outcomes.clear()
+            sent = await asyncio.gather(*(self._send_outcome(o.request) for o in batch))
+            retry = [
+                outcome
+                for outcome, ok in zip(batch, sent, strict=True)
+                if not ok and self._clock() - outcome.first_tried < self.outcome_patience
+            ]
+            if len(retry) < sum(not ok for ok in sent):
+                log.warning(
+                    "errord did not answer: outcomes of %d attempts were not recorded",
+                    sum(not ok for ok in sent) - len(retry),
+                )
+            if retry:
+                self._outcomes.extendleft(reversed(retry))
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, 1.0)
+            else:
+                wait = 0.05
+        self._outcomes_sent.set()
+
+    async def _send_outcome(self, request: pb.ReportOutcomeRequest) -> bool:
+        try:
+            await self.stub.ReportOutcome(request, timeout=2.0, metadata=self.metadata)
+        except grpc.aio.AioRpcError as error:
+            self._unanswered(error)
+            # Only errord being away is worth another try; anything else would fail again.
+            return error.code() not in (
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+            )
+        self._answered()
+        return True
+
+    # life
+
+    async def drain(self, patience: float) -> None:
+        """Wait, ``patience`` seconds at most, for outcomes and turn endings to be sent."""
+        pending = [task for task in self._tasks if not task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=patience)
+
+    def cancel(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+
+    def _spawn(self, work: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _answered(self) -> None:
+        if not self.answering:
+            self.answering = True
+            log.warning("errord answers again: its decisions apply once more")
+
+    def _unanswered(self, error: grpc.aio.AioRpcError) -> None:
+        if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            log.warning("errord refused a call: %s: %s", error.code().name, error.details())
+            return
+        if self.answering:
+            self.answering = False
+            log.warning(
+                "errord did not answer (%s): the local policy decides until it does",
+                error.code().name,
+            )
+
+
+def _answer(result: pb.ReportFailuresResult) -> pb.RecoveryDecision | None:
+    if result.WhichOneof("result") == "answer":
+        return result.answer.decision
+    log.warning("errord refused a report: %s", result.refused.message)
+    return None
