@@ -244,6 +244,8 @@ class CallRun:
         self.decision_ids: list[str] = []
         self.delays: dict[str, float] = {}
         self.last_decision = ""
+        self.decided_by = DecidedBy.NOBODY
+        """Who decided the last verdict followed; NOBODY while none was needed."""
 
     async def run(self) -> ToolResult:
         while True:
@@ -253,6 +255,7 @@ class CallRun:
             if verdict is None:
                 assert failure is not None
                 verdict = await self._decide(failure, elapsed)
+            self.decided_by = verdict.decided_by
             if verdict.decision_id:
                 self.decision_ids.append(verdict.decision_id)
                 self.last_decision = verdict.decision_id
@@ -371,7 +374,7 @@ class CallRun:
             attempts=self.attempts,
             fallback_used=self.fallback_used,
             tool_used=self.tool,
-            decided_by=DecidedBy.ERRORD if self.decision_ids else DecidedBy.NOBODY,
+            decided_by=self.decided_by,
             decision_ids=tuple(self.decision_ids),
         )
 

@@ -20,6 +20,15 @@ from errord_client.executor.verdict import Action, Verdict
 TRANSIENT_CODES = frozenset({"TIMEOUT", "CONNECTION", "RATE_LIMITED", "UNAVAILABLE", "UNKNOWN"})
 MODEL_CODES = frozenset({"INVALID_INPUT", "TOOL_NOT_FOUND"})
 TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+CODES_BY_EXCEPTION = {
+    "PermissionError": "AUTH",
+    "FileNotFoundError": "NOT_FOUND",
+    "NotImplementedError": "UNSUPPORTED",
+    "ValueError": "INVALID_INPUT",
+    "TypeError": "INVALID_INPUT",
+}
+"""Built-in exceptions whose type says enough; errord reads much more (the message, the
+manifest's overrides) when it answers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +108,14 @@ def local_code(failure: ToolFailure) -> str:
         return "NOT_FOUND"
     if 400 <= status <= 499:
         return "INVALID_INPUT"
-    if "timeout" in failure.exception_type.lower():
+    kind = failure.exception_type.rpartition(".")[2]
+    if kind in CODES_BY_EXCEPTION:
+        return CODES_BY_EXCEPTION[kind]
+    if "timeout" in kind.lower():
         return "TIMEOUT"
+    words = failure.message[:200].lower()
+    if any(word in words for word in ("unauthorized", "forbidden", "401", "403")):
+        return "AUTH"
     return "UNKNOWN"
 
 

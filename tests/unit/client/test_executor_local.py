@@ -1,0 +1,233 @@
+"""The executor with no errord to answer: the local policy decides, results say so, the batch
+keeps its order and its dependencies, and nothing raises."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from typing import Any
+
+import pytest
+from errord_client.executor import (
+    DecidedBy,
+    Executor,
+    LocalPolicy,
+    ResultStatus,
+    ToolCall,
+    ToolFailure,
+)
+from errord_client.executor.plan import plan_of
+from errord_client.tools import Hang, function_tool, mock_tool
+
+
+def nothing_listening() -> str:
+    """A loopback address no one listens on: connections are refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
+
+
+async def run(tools: list[Any], calls: list[Any], **options: Any) -> list[Any]:
+    executor = Executor(tools, target=nothing_listening(), decision_timeout=0.05, **options)
+    try:
+        return await executor.run(calls)
+    finally:
+        await executor.aclose(patience=0.1)
+
+
+@pytest.fixture
+def warnings_logged(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    caplog.set_level("WARNING", logger="errord_client.executor")
+    return caplog
+
+
+def call(call_id: str, name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(call_id=call_id, name=name, arguments=arguments)
+
+
+async def test_a_transient_failure_is_retried_by_the_local_policy_and_says_so() -> None:
+    flaky = mock_tool("flaky", {"ok": True}, script=[TimeoutError("slow"), ConnectionError("x")])
+    [result] = await run([flaky], [call("c1", "flaky")])
+    assert result.status is ResultStatus.SUCCEEDED
+    assert result.output == {"ok": True}
+    assert result.attempts == 3
+    assert result.decided_by is DecidedBy.LOCAL
+    assert result.decision_ids == ()
+
+
+async def test_the_local_policy_gives_up_after_five_attempts_and_escalates() -> None:
+    down = mock_tool("down", TimeoutError("still slow"))
+    [result] = await run([down], [call("c1", "down")])
+    assert result.status is ResultStatus.ESCALATED
+    assert result.attempts == 5
+    assert result.decided_by is DecidedBy.LOCAL
+    assert result.error is not None
+    assert result.error.retryable
+    assert result.error.user_message == (
+        "Down isn't working right now, so I couldn't finish this step. Please try again later."
+    )
+    assert "failed 5 times with a temporary error (TIMEOUT)" in result.content()
+
+
+async def test_a_permanent_failure_is_escalated_at_once() -> None:
+    forbidden = mock_tool("forbidden", PermissionError("403 Forbidden"))
+    [result] = await run([forbidden], [call("c1", "forbidden")])
+    assert result.status is ResultStatus.ESCALATED
+    assert result.attempts == 1
+    assert result.error is not None
+    assert not result.error.retryable
+
+
+async def test_an_unknown_tool_and_bad_arguments_go_back_to_the_model() -> None:
+    def search(query: str) -> str:
+        return query
+
+    results = await run(
+        [function_tool(search)], [call("c1", "serch", query="x"), call("c2", "search")]
+    )
+    assert [r.status for r in results] == [ResultStatus.RETURNED_TO_MODEL] * 2
+    assert "Tool 'serch' not found" in results[0].content()
+    assert "missing 'query'" in results[1].content()
+    assert all(r.attempts == 0 for r in results)
+
+
+async def test_results_come_back_one_per_call_in_order_whatever_finishes_first() -> None:
+    async def slow(n: int) -> int:
+        await asyncio.sleep(0.02 * (5 - n))
+        return n
+
+    calls = [call(f"c{n}", "slow", n=n) for n in range(5)]
+    results = await run([function_tool(slow)], calls)
+    assert [r.call_id for r in results] == [f"c{n}" for n in range(5)]
+    assert [r.output for r in results] == list(range(5))
+
+
+async def test_a_sync_tool_runs_in_a_worker_thread_and_is_abandoned_past_its_timeout() -> None:
+    release = threading.Event()
+    threads: list[str] = []
+
+    def stuck() -> str:
+        threads.append(threading.current_thread().name)
+        release.wait(10)
+        return "late"
+
+    executor = Executor(
+        [function_tool(stuck)],
+        target=nothing_listening(),
+        decision_timeout=0.05,
+        default_timeout=0.05,
+        local_policy=LocalPolicy(max_attempts=1),
+    )
+    try:
+        [result] = await executor.run([call("c1", "stuck")])
+    finally:
+        release.set()
+        await executor.aclose(patience=0.1)
+    assert result.status is ResultStatus.ESCALATED
+    assert result.error is not None
+    assert result.error.code == "TIMEOUT"
+    assert threads
+    assert threads[0].startswith("errord-tool")
+    assert threading.current_thread().name not in threads
+
+
+async def test_a_coroutine_past_its_timeout_is_cancelled() -> None:
+    cancelled = asyncio.Event()
+
+    async def hangs() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    executor = Executor(
+        [function_tool(hangs)],
+        target=nothing_listening(),
+        decision_timeout=0.05,
+        default_timeout=0.05,
+        local_policy=LocalPolicy(max_attempts=1),
+    )
+    try:
+        [result] = await executor.run([call("c1", "hangs")])
+    finally:
+        await executor.aclose(patience=0.1)
+    assert cancelled.is_set()
+    assert result.error is not None
+    assert "did not answer within 0.05 s" in result.error.message
+
+
+async def test_a_dependent_of_a_call_without_a_result_is_skipped_or_defaulted() -> None:
+    broken = mock_tool("broken", PermissionError("401 Unauthorized"))
+    fine = mock_tool("fine", "fine")
+    after = mock_tool("after", "never")
+    calls = [
+        ToolCall(call_id="a", name="broken", arguments={}),
+        ToolCall(call_id="b", name="after", arguments={}, depends_on=("a",)),
+        ToolCall(call_id="c", name="after", arguments={}, depends_on=("a",), default=[]),
+        ToolCall(call_id="d", name="fine", arguments={}),
+    ]
+    results = await run([broken, fine, after], calls)
+    assert [r.status for r in results] == [
+        ResultStatus.ESCALATED,
+        ResultStatus.SKIPPED,
+        ResultStatus.DEFAULTED,
+        ResultStatus.SUCCEEDED,
+    ]
+    assert results[2].output == []
+    assert after.calls == 0
+
+
+async def test_a_dependency_cycle_and_a_repeated_id_are_not_run() -> None:
+    echo = mock_tool("echo", "ran")
+    calls = [
+        ToolCall(call_id="a", name="echo", arguments={}, depends_on=("b",)),
+        ToolCall(call_id="b", name="echo", arguments={}, depends_on=("a",)),
+        ToolCall(call_id="c", name="echo", arguments={}),
+        ToolCall(call_id="c", name="echo", arguments={}),
+    ]
+    results = await run([echo], calls)
+    assert [r.status for r in results] == [
+        ResultStatus.FAILED,
+        ResultStatus.FAILED,
+        ResultStatus.SUCCEEDED,
+        ResultStatus.FAILED,
+    ]
+    assert "dependency cycle" in results[0].content()
+    assert "earlier call of the batch" in results[3].content()
+    assert echo.calls == 1
+
+
+async def test_one_warning_per_outage(warnings_logged: pytest.LogCaptureFixture) -> None:
+    flaky = mock_tool("flaky", {"ok": True}, script=[TimeoutError(), TimeoutError()])
+    await run([flaky], [call(f"c{n}", "flaky") for n in range(3)])
+    outages = [r for r in warnings_logged.records if "did not answer" in r.getMessage()]
+    assert len(outages) == 1
+
+
+async def test_a_hanging_mock_fails_within_its_timeout_not_after_its_hang() -> None:
+    hang = mock_tool("hang", "never", script=[Hang(30)])
+    started = time.monotonic()
+    [result] = await run(
+        [hang], [call("c1", "hang")], default_timeout=0.05, local_policy=LocalPolicy(max_attempts=1)
+    )
+    assert result.status is ResultStatus.ESCALATED
+    assert time.monotonic() - started < 30  # the hang was cut short, not waited out
+
+
+def test_the_local_policy_follows_the_seed_delays_and_honours_retry_after() -> None:
+    policy = LocalPolicy()
+    timeout = ToolFailure("slow", "TimeoutError", "TIMEOUT")
+    delays = [policy.decide("t", timeout, attempt, 0.0).delay for attempt in (1, 2, 3, 4)]
+    assert delays == [0.1, 0.2, 0.4, 0.8]
+    limited = ToolFailure("429", http_status=429, retry_after=1.5)
+    assert policy.decide("t", limited, 1, 0.0).delay == 1.5
+    assert policy.decide("t", limited, 1, 1.0).action.value == "ESCALATE"  # past 2 s of delays
+
+
+def test_the_plan_ignores_dependencies_outside_the_batch() -> None:
+    plan = plan_of([ToolCall(call_id="a", name="x", arguments={}, depends_on=("zz", "a"))])
+    assert plan.needed == {"a": ()}
+    assert not plan.dependencies
