@@ -91,3 +91,15 @@ def test_the_memory_benchmark_measures_recall_decisions_and_start_up(tmp_path: P
         "--duration", "0.2", "--rounds", "1", "--db", str(tmp_path / "built.db"),
     )  # fmt: skip
     assert "reusing " in again
+
+
+def test_the_executor_benchmark_measures_the_overhead_and_the_rpcs_on_a_calls_path(
+    tmp_path: Path,
+) -> None:
+    output = tmp_path / "executor.json"
+    text = run("tests.benchmarks.executor", "--calls", "200", "--json", str(output))
+    assert "overhead               p50 " in text
+    figures = json.loads(output.read_text())
+    assert figures["calls"] == 200
+    assert figures["executor_p50_us"] > figures["direct_p50_us"]
+    assert figures["rpcs_on_the_path"] == 0

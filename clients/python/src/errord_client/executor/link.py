@@ -273,6 +273,8 @@ class ErrordLink:
             log.warning("errord answers again: its decisions apply once more")
 
     def _unanswered(self, error: grpc.aio.AioRpcError) -> None:
+        if error.code() is grpc.StatusCode.CANCELLED:
+            return  # the executor closed with the call still out: nothing to tell
         if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             log.warning("errord refused a call: %s: %s", error.code().name, error.details())
             return
