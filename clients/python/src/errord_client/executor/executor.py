@@ -145,7 +145,8 @@ class Executor:
                 for position, call in enumerate(batch.plan.calls)
             )
         )
-        link.end_turn(turn_id)
+        if results:
+            link.end_turn(turn_id)
         return list(results)
 
     async def execute(self, call: ToolCall | Mapping[str, Any] | Any, **options: Any) -> ToolResult:

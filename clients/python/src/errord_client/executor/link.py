@@ -16,6 +16,7 @@ One warning is logged when errord stops answering, and one line when it answers 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import time
@@ -151,8 +152,11 @@ class ErrordLink:
             self._answered()
         except grpc.aio.AioRpcError as error:
             self._unanswered(error)
-            answers = [None] * len(batch)
-        for pending, decision in zip(batch, answers, strict=True):
+            answers = []
+        except Exception:  # an answer we cannot read must not leave a call waiting forever
+            log.exception("errord's answer to %d failures could not be read", len(batch))
+            answers = []
+        for pending, decision in itertools.zip_longest(batch, answers[: len(batch)]):
             if not pending.answer.done():
                 pending.answer.set_result(None if decision is None else from_decision(decision))
 
