@@ -180,7 +180,7 @@ class ErrorHandler:
             return refused, decision, replayed
         if claim is not None:
             await asyncio.shield(claim.done)
-        return admission, None, not admission.claim
+        return admission, None, admission.probe and not admission.claim  # probe asked again
 
     async def begin_turn(
         self,

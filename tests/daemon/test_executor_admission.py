@@ -48,11 +48,6 @@ async def test_a_closed_breaker_admits_and_records_nothing(tmp_path: Path) -> No
     assert unknown.value.code() is grpc.StatusCode.NOT_FOUND
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="errord/handler.py admit_call returns replayed = not admission.claim, which is "
-    "True for every admission by a closed breaker, asked before or not",
-)
 async def test_a_first_admission_by_a_closed_breaker_is_not_replayed(tmp_path: Path) -> None:
     """AdmitCallResponse.replayed is True only when the attempt was asked about before:
     the first AdmitCall of an attempt of a closed breaker's tool is not replayed."""
