@@ -116,13 +116,94 @@ async def test_every_missing_identifier_is_reported_at_once(channel: grpc.aio.Ch
     assert set(found) == {"turn_id", "call_id", "tool", "attempt"}
 
 
-@pytest.mark.parametrize("method", ["ReportFailure", "ReportOutcome", "GetTurnTrace"])
+@pytest.mark.parametrize("method", ["ReportFailure", "ReportOutcome", "GetTurnTrace", "AdmitCall"])
 async def test_undecodable_bytes_are_invalid_argument(
     channel: grpc.aio.Channel, method: str
 ) -> None:
     found = await violations(channel, method, b"\x0a\xff\xff\xff")
     assert list(found) == ["request"]
     assert found["request"].startswith("cannot decode the bytes as ")
+
+
+async def stream_violations(
+    channel: grpc.aio.Channel, method: str, payload: bytes
+) -> dict[str, str]:
+    """The field violations of the INVALID_ARGUMENT a server-streaming call must end with
+    before its first response."""
+    identity: Any = None
+    stream = channel.unary_stream(
+        SERVICE + method, request_serializer=identity, response_deserializer=identity
+    )(payload)
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        await stream.read()
+    assert failed.value.code() is grpc.StatusCode.INVALID_ARGUMENT, failed.value.details()
+    status = rpc_status.from_call(failed.value)
+    assert status is not None
+    found: dict[str, str] = {}
+    for detail in status.details:
+        bad_request = error_details_pb2.BadRequest()
+        assert detail.Unpack(bad_request)
+        found.update({v.field: v.description for v in bad_request.field_violations})
+    return found
+
+
+@pytest.mark.parametrize("method", ["WatchTrace", "WatchTools"])
+async def test_a_stream_of_undecodable_bytes_ends_invalid_argument_naming_the_request(
+    channel: grpc.aio.Channel, method: str
+) -> None:
+    found = await stream_violations(channel, method, b"\x0a\xff\xff\xff")
+    assert list(found) == ["request"]
+    assert found["request"].startswith("cannot decode the bytes as ")
+
+
+def admission(**fields: Any) -> bytes:
+    """An AdmitCall of attempt 1 of call c of search in turn t, changed by ``fields``."""
+    request = pb.AdmitCallRequest(turn_id="t", call_id="c", tool="search", attempt=1)
+    for name, value in fields.items():
+        if isinstance(value, Message):
+            getattr(request, name).CopyFrom(value)
+        else:
+            setattr(request, name, value)
+    return request.SerializeToString()
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "description"),
+    [
+        ({"turn_id": ""}, "turn_id", "required"),
+        ({"call_id": " "}, "call_id", "required"),
+        ({"tool": "x" * 600}, "tool", "at most 512 characters, got 600"),
+        ({"attempt": 0}, "attempt", "must be from 1 to 10000 (attempts count from 1), got 0"),
+        (
+            {"attempt": 10_001},
+            "attempt",
+            "must be from 1 to 10000 (attempts count from 1), got 10001",
+        ),
+        (
+            {"call_id": "c\x00"},
+            "call_id",
+            "must not contain control characters (U+0000 to U+001F, U+007F)",
+        ),
+        (
+            {"arguments": struct(limit=math.inf)},
+            "arguments",
+            "numbers must be finite (NaN and Infinity are not JSON)",
+        ),
+    ],
+)
+async def test_admit_call_names_the_bad_field(
+    channel: grpc.aio.Channel, fields: dict[str, Any], field: str, description: str
+) -> None:
+    assert await violations(channel, "AdmitCall", admission(**fields)) == {field: description}
+
+
+async def test_a_bad_admit_call_names_every_bad_field_at_once(
+    channel: grpc.aio.Channel,
+) -> None:
+    found = await violations(channel, "AdmitCall", b"")
+    assert set(found) == {"turn_id", "call_id", "tool", "attempt"}
+    bad = admission(attempt=0, arguments=struct(limit=math.nan))
+    assert set(await violations(channel, "AdmitCall", bad)) == {"attempt", "arguments"}
 
 
 async def test_invalid_utf8_in_a_string_field_is_invalid_argument(

@@ -2,6 +2,8 @@
 
 The server runs a recording servicer on the test's event loop; the blocking
 client runs in a worker thread (``InThread``) so it never blocks that loop.
+AdmitCall and WatchTools are also called on the real daemon, in process, with
+manifests of the test's own.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +37,7 @@ from grpc_status import rpc_status
 
 from errord.config import Settings
 from tests.certificates import self_signed
-from tests.helpers import start_in_process
+from tests.helpers import START_TIMEOUT, InProcessDaemon, start_in_process
 
 DECISION = pb.RecoveryDecision(decision_id="d-1", action=pb.RECOVERY_ACTION_RETRY, turn_id="t-1")
 OUTCOME_EVENT = pb.TraceEvent(sequence=3, turn_id="t-1", outcome=pb.OutcomeEvent(decision_id="d-1"))
@@ -44,6 +46,11 @@ EVENTS = [
     pb.TraceEvent(sequence=2, turn_id="t-1", call_id="c-1", tool="search", attempt=2),
 ]
 CALL: dict[str, Any] = {"turn_id": "t-1", "call_id": "c-1", "tool": "search", "attempt": 2}
+ADMISSION = pb.AdmitCallResponse(admitted=True, probe=True)
+POLICIES = [
+    pb.WatchToolsResponse(snapshot=True, tools=[pb.ToolPolicy(tool="search", has_manifest=True)]),
+    pb.WatchToolsResponse(tools=[pb.ToolPolicy(tool="search")]),
+]
 
 
 class RecordingServicer(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: ignore[misc]  # generated base is untyped
@@ -51,8 +58,9 @@ class RecordingServicer(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: i
 
     Like errord, it rejects an empty turn_id with INVALID_ARGUMENT carrying a
     google.rpc.BadRequest detail, and an unknown turn with a bare NOT_FOUND.
-    WatchTrace streams EVENTS, then ends; with ``follow`` set it then waits,
-    so ``watch_ended`` is set only once the client cancels the stream.
+    WatchTrace streams EVENTS and WatchTools POLICIES, then each ends; with
+    ``follow`` set it then waits, so ``watch_ended`` is set only once the client
+    cancels the stream.
     """
 
     def __init__(self) -> None:
@@ -60,6 +68,25 @@ class RecordingServicer(errord_pb2_grpc.ErrorHandlerServiceServicer):  # type: i
         self.deadlines: list[float | None] = []
         self.follow = False
         self.watch_ended = asyncio.Event()
+
+    async def AdmitCall(  # noqa: N802 - generated name
+        self, request: pb.AdmitCallRequest, context: grpc.aio.ServicerContext
+    ) -> pb.AdmitCallResponse:
+        await self._record(request, context)
+        return ADMISSION
+
+    async def WatchTools(  # noqa: N802 - generated name
+        self, request: pb.WatchToolsRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.WatchToolsResponse]:
+        self.requests.append(request)
+        self.deadlines.append(context.time_remaining())
+        try:
+            for response in POLICIES:
+                yield response
+            if self.follow:
+                await asyncio.Event().wait()
+        finally:
+            self.watch_ended.set()
 
     async def ReportFailure(  # noqa: N802 - generated name
         self, request: pb.ReportFailureRequest, context: grpc.aio.ServicerContext
@@ -173,6 +200,18 @@ class InThread:
     async def get_turn_trace(self, turn_id: str, **fields: Any) -> list[pb.TraceEvent]:
         call = functools.partial(self.client.get_turn_trace, turn_id, **fields)
         return await asyncio.to_thread(call)
+
+    async def admit_call(self, **fields: Any) -> pb.AdmitCallResponse:
+        return await asyncio.to_thread(functools.partial(self.client.admit_call, **fields))
+
+    async def watch_tools(self, **fields: Any) -> AsyncGenerator[pb.WatchToolsResponse]:
+        """The blocking iterator, each ``next()`` and its closing in a worker thread."""
+        stream = self.client.watch_tools(**fields)
+        try:
+            while (response := await asyncio.to_thread(next, stream, None)) is not None:
+                yield response
+        finally:
+            await asyncio.to_thread(stream.close)
 
 
 @pytest_asyncio.fixture
@@ -588,3 +627,168 @@ def test_a_client_refuses_credentials_with_a_channel_and_a_token_metadata_cannot
             ErrordClient(token=token)
         with pytest.raises(ValueError, match="printable ASCII"):
             AsyncErrordClient(token=token)
+
+
+# AdmitCall and WatchTools
+
+
+@pytest.mark.asyncio
+async def test_admit_call_sends_the_attempt_with_struct_arguments_and_the_deadline(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    arguments = {"query": "paris", "filters": {"nonstop": True}}
+
+    response = await client.admit_call(**CALL, arguments=arguments, timeout=5.0)
+
+    assert response == ADMISSION
+    [sent] = daemon.servicer.requests
+    assert isinstance(sent, pb.AdmitCallRequest)
+    assert (sent.turn_id, sent.call_id, sent.tool, sent.attempt) == ("t-1", "c-1", "search", 2)
+    assert json_format.MessageToDict(sent.arguments) == arguments
+    [deadline] = daemon.servicer.deadlines
+    assert deadline is not None
+    assert 0 < deadline <= 5.1
+
+
+@pytest.mark.asyncio
+async def test_admit_call_without_arguments_leaves_them_unset_and_sends_no_deadline(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    await client.admit_call(**CALL)
+
+    [sent] = daemon.servicer.requests
+    assert isinstance(sent, pb.AdmitCallRequest)
+    assert not sent.HasField("arguments")
+    assert daemon.servicer.deadlines == [None]
+
+
+@pytest.mark.asyncio
+async def test_watch_tools_yields_each_response_whole_with_its_snapshot_flag(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    responses = [response async for response in client.watch_tools()]
+
+    assert responses == POLICIES
+    assert daemon.servicer.requests == [pb.WatchToolsRequest()]
+    assert daemon.servicer.deadlines == [None]
+
+
+@pytest.mark.asyncio
+async def test_watch_tools_timeout_is_the_streams_deadline(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    async with contextlib.aclosing(client.watch_tools(timeout=30)) as stream:
+        assert await anext(stream) == POLICIES[0]
+
+    [deadline] = daemon.servicer.deadlines
+    assert deadline == pytest.approx(30, abs=1)
+
+
+@pytest.mark.asyncio
+async def test_closing_the_watch_tools_iterator_cancels_the_stream(
+    client: InThread | AsyncErrordClient, daemon: Daemon
+) -> None:
+    daemon.servicer.follow = True
+
+    async with contextlib.aclosing(client.watch_tools()) as stream:
+        assert [await anext(stream), await anext(stream)] == POLICIES
+
+    await asyncio.wait_for(daemon.servicer.watch_ended.wait(), timeout=10)
+
+
+TOOLS = """\
+tools:
+  - name: search
+    timeout_ms: 1500
+    alternatives: [search_backup]
+  - name: search_backup
+    timeout_ms: 4000
+"""
+
+
+@pytest_asyncio.fixture
+async def errord(tmp_path: Path) -> AsyncIterator[InProcessDaemon]:
+    """The real daemon in this process, knowing the tools search (alternative:
+    search_backup) and search_backup."""
+    manifests = tmp_path / "tools"
+    manifests.mkdir()
+    (manifests / "tools.yaml").write_text(TOOLS)
+    running = await start_in_process(
+        Settings(listen="127.0.0.1:0", db=tmp_path / "errord.db", manifests=manifests)
+    )
+    yield running
+    running.stop.set()
+    await asyncio.wait_for(running.task, START_TIMEOUT)
+
+
+@pytest_asyncio.fixture(params=["sync", "async"])
+async def errord_client(
+    request: pytest.FixtureRequest, errord: InProcessDaemon
+) -> AsyncIterator[InThread | AsyncErrordClient]:
+    """Each client against the real daemon; the blocking one in worker threads."""
+    if request.param == "sync":
+        with ErrordClient(errord.address) as blocking:
+            yield InThread(blocking)
+    else:
+        async with AsyncErrordClient(errord.address) as aio:
+            yield aio
+
+
+async def force_open(errord: InProcessDaemon, tool: str) -> None:
+    """ForceOpenBreaker, until reset."""
+    async with grpc.aio.insecure_channel(errord.address) as channel:
+        operators = errord_pb2_grpc.OperatorServiceStub(channel)
+        request = pb.ForceOpenBreakerRequest(tool=tool, by="test")
+        await operators.ForceOpenBreaker(request, timeout=10)
+
+
+@pytest.mark.asyncio
+async def test_admit_call_on_the_daemon_admits_while_closed_then_refuses_with_a_decision(
+    errord_client: InThread | AsyncErrordClient, errord: InProcessDaemon
+) -> None:
+    """A closed breaker admits the attempt with no decision; once an operator forces
+    it open, the attempt is refused with errord's decision (the alternative, code
+    CIRCUIT_OPEN), the same decision when asked again."""
+    attempt: dict[str, Any] = {"turn_id": "t", "tool": "search", "attempt": 1}
+
+    admitted = await errord_client.admit_call(**attempt, call_id="c-1", arguments={"q": "x"})
+    await force_open(errord, "search")
+    refused = await errord_client.admit_call(**attempt, call_id="c-2", arguments={"q": "y"})
+    again = await errord_client.admit_call(**attempt, call_id="c-2", arguments={"q": "y"})
+
+    assert (admitted.admitted, admitted.probe) == (True, False)
+    assert not admitted.HasField("decision")
+    assert admitted.breaker.phase == pb.BREAKER_PHASE_CLOSED
+    assert not refused.admitted
+    assert refused.breaker.phase == pb.BREAKER_PHASE_OPEN
+    decision = refused.decision
+    assert (decision.call_id, decision.tool, decision.attempt) == ("c-2", "search", 1)
+    assert decision.classification.code == pb.ERROR_CODE_CIRCUIT_OPEN
+    assert decision.action == pb.RECOVERY_ACTION_USE_ALTERNATIVE
+    assert decision.alternative_tool == "search_backup"
+    assert (again.replayed, again.decision) == (True, decision)
+
+
+@pytest.mark.asyncio
+async def test_watch_tools_on_the_daemon_sends_the_manifest_tools_then_a_breaker_change(
+    errord_client: InThread | AsyncErrordClient, errord: InProcessDaemon
+) -> None:
+    """The first response is a snapshot of every manifest tool with its timeout and a
+    closed breaker; forcing search open sends search alone, open, not a snapshot."""
+    async with contextlib.aclosing(errord_client.watch_tools()) as stream:
+        snapshot = await asyncio.wait_for(anext(stream), START_TIMEOUT)
+        await force_open(errord, "search")  # the watch is subscribed once it sent the snapshot
+        change = await asyncio.wait_for(anext(stream), START_TIMEOUT)
+
+    assert snapshot.snapshot
+    assert {policy.tool: _seconds(policy.timeout) for policy in snapshot.tools} == {
+        "search": 1.5,
+        "search_backup": 4.0,
+    }
+    assert all(policy.has_manifest for policy in snapshot.tools)
+    assert {policy.breaker.phase for policy in snapshot.tools} == {pb.BREAKER_PHASE_CLOSED}
+    assert _seconds(snapshot.default_timeout) > 0
+    assert not change.snapshot
+    assert [(policy.tool, policy.breaker.phase) for policy in change.tools] == [
+        ("search", pb.BREAKER_PHASE_OPEN)
+    ]

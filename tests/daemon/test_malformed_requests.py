@@ -27,7 +27,10 @@ from errord.wire.bounds import MAX_ATTEMPT, MAX_DURATION_SECONDS, MAX_SEQUENCE
 from tests.fixtures.malformed.build_corpus import deep_list, deep_struct, field
 from tests.fixtures.malformed.requests import (
     INVALID,
+    METHODS,
     UNARY,
+    Answer,
+    answer_of,
     ask,
     bad_payloads,
     decodes,
@@ -39,6 +42,16 @@ from tests.fixtures.malformed.requests import (
 from tests.helpers import DaemonProcess, start_process
 
 LONG = os.environ.get("ERRORD_LONG") == "1"
+STREAMS = sorted(
+    method.name
+    for service in pb.DESCRIPTOR.services_by_name.values()
+    for method in service.methods
+    if method.server_streaming
+)
+"""WatchTrace and WatchTools: asked with ``ask_stream``."""
+CALLS = [method for method in UNARY if method not in STREAMS]
+"""The unary methods. A unary call of a stream that answers (WatchTools' snapshot) would
+wait for the end of the stream until its deadline."""
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +94,7 @@ MANY = settings(SOME, max_examples=150)
 
 
 @MANY
-@given(method=st.sampled_from(UNARY), payload=st.binary(max_size=300))
+@given(method=st.sampled_from(CALLS), payload=st.binary(max_size=300))
 def test_random_bytes_never_get_unknown_or_internal(
     channel: grpc.Channel, method: str, payload: bytes
 ) -> None:
@@ -89,6 +102,36 @@ def test_random_bytes_never_get_unknown_or_internal(
     assert answer.sound(), answer
     if not decodes(method, payload):
         assert answer.code is INVALID, answer
+
+
+def ask_stream(channel: grpc.Channel, method: str, payload: bytes) -> Answer:
+    """``ask`` for a server-streaming method: OK once its first response arrives, or once
+    half a second passes without one (a watch open, as asked); else how it ended."""
+    stream = channel.unary_stream(METHODS[method][0])(payload, timeout=0.5)
+    try:
+        next(stream)
+    except grpc.RpcError as error:
+        return answer_of(error)
+    finally:
+        stream.cancel()
+    return Answer(grpc.StatusCode.OK, "", {}, 0)
+
+
+@SOME
+@given(method=st.sampled_from(STREAMS), payload=st.binary(max_size=300))
+def test_random_bytes_to_a_stream_never_get_unknown_or_internal(
+    channel: grpc.Channel, method: str, payload: bytes
+) -> None:
+    answer = ask_stream(channel, method, payload)
+    assert answer.sound(), answer
+    if not decodes(method, payload):
+        assert (answer.code, list(answer.fields)) == (INVALID, ["request"]), answer
+
+
+@pytest.mark.parametrize("method", STREAMS)
+def test_a_streams_empty_request_opens_it(channel: grpc.Channel, method: str) -> None:
+    """WatchTools answers with its snapshot, WatchTrace waits for events: neither refuses."""
+    assert ask_stream(channel, method, b"").code is grpc.StatusCode.OK
 
 
 def valid_examples() -> list[tuple[str, bytes]]:
@@ -129,6 +172,12 @@ def valid_examples() -> list[tuple[str, bytes]]:
             ),
         ),
         ("RecallEpisodes", pb.RecallEpisodesRequest(tool="search", message="timed out")),
+        (
+            "AdmitCall",
+            pb.AdmitCallRequest(
+                turn_id="t", call_id="c", tool="search", attempt=2, arguments=arguments
+            ),
+        ),
     ]
     return [(method, request.SerializeToString()) for method, request in requests]
 
@@ -150,7 +199,7 @@ def test_truncated_requests_are_invalid_argument(
 
 
 @SOME
-@given(example=st.sampled_from(VALID), method=st.sampled_from(UNARY))
+@given(example=st.sampled_from(VALID), method=st.sampled_from(CALLS))
 def test_another_methods_request_never_gets_unknown_or_internal(
     channel: grpc.Channel, example: tuple[str, bytes], method: str
 ) -> None:

@@ -11,6 +11,10 @@ client): ``INVALID_ARGUMENT`` for a malformed request, whose fields
 already ended; ``UNAUTHENTICATED`` without the daemon's bearer ``token``;
 ``UNAVAILABLE`` when no daemon listens; ``DEADLINE_EXCEEDED`` when
 ``timeout`` passes.
+
+Executors that admit calls themselves keep each tool's timeout and circuit
+breaker from ``watch_tools`` and, when a breaker is not closed, ask
+``admit_call`` before an attempt runs.
 """
 
 from __future__ import annotations
@@ -91,6 +95,8 @@ class _SyncStub(Protocol):
     ReconcileResults: _Unary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _Unary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _StreamCall[pb.WatchTraceResponse]]
+    AdmitCall: _Unary[pb.AdmitCallRequest, pb.AdmitCallResponse]
+    WatchTools: _Unary[pb.WatchToolsRequest, _StreamCall[pb.WatchToolsResponse]]
 
 
 class _AsyncStub(Protocol):
@@ -105,6 +111,8 @@ class _AsyncStub(Protocol):
     ReconcileResults: _AsyncUnary[pb.ReconcileResultsRequest, pb.ReconcileResultsResponse]
     GetTurnTrace: _AsyncUnary[pb.GetTurnTraceRequest, pb.GetTurnTraceResponse]
     WatchTrace: _Unary[pb.WatchTraceRequest, _AsyncStreamCall[pb.WatchTraceResponse]]
+    AdmitCall: _AsyncUnary[pb.AdmitCallRequest, pb.AdmitCallResponse]
+    WatchTools: _Unary[pb.WatchToolsRequest, _AsyncStreamCall[pb.WatchToolsResponse]]
 
 
 class ErrordClient:
@@ -290,6 +298,49 @@ class ErrordClient:
         finally:
             call.cancel()
 
+    def admit_call(
+        self,
+        *,
+        turn_id: str,
+        call_id: str,
+        tool: str,
+        attempt: int,
+        arguments: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> pb.AdmitCallResponse:
+        """Ask whether the tool's circuit breaker lets this attempt run, before it runs.
+
+        ``admitted``: run it and report how it ended (at once when it is the
+        half-open breaker's one ``probe``). Refused: do not run the tool and follow
+        ``decision``, errord's recorded decision for the attempt (code
+        CIRCUIT_OPEN). ``arguments`` (the tool input) is recorded with a refusal;
+        ``timeout`` is the RPC deadline in seconds. Asking again for the same
+        attempt gives the same answer.
+        """
+        request = _admission_request(turn_id, call_id, tool, attempt, arguments)
+        return self._stub.AdmitCall(request, timeout=timeout, metadata=self._metadata)
+
+    def watch_tools(
+        self, *, timeout: float | None = None
+    ) -> Generator[pb.WatchToolsResponse, None, None]:
+        """Yield every tool's timeout and circuit breaker, then the changes, until the
+        stream ends.
+
+        The first response is a ``snapshot`` of every tool errord knows (a manifest
+        or a breaker); the next hold the tools whose breaker changed, and after a
+        manifest reload a snapshot again, which replaces what was held. ``timeout``
+        (seconds) ends the stream with DEADLINE_EXCEEDED; None watches until the
+        iterator is closed, which cancels the call. The call starts at the first
+        ``next()``.
+        """
+        call = self._stub.WatchTools(
+            pb.WatchToolsRequest(), timeout=timeout, metadata=self._metadata
+        )
+        try:
+            yield from call
+        finally:
+            call.cancel()
+
 
 class AsyncErrordClient:
     """An asyncio errord client on ``grpc.aio``, with the methods of ErrordClient.
@@ -471,6 +522,40 @@ class AsyncErrordClient:
         finally:
             call.cancel()
 
+    async def admit_call(
+        self,
+        *,
+        turn_id: str,
+        call_id: str,
+        tool: str,
+        attempt: int,
+        arguments: Mapping[str, Any] | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> pb.AdmitCallResponse:
+        """Ask whether the tool's breaker lets this attempt run; see ErrordClient.admit_call."""
+        request = _admission_request(turn_id, call_id, tool, attempt, arguments)
+        return await self._stub.AdmitCall(request, timeout=timeout, metadata=self._metadata)
+
+    async def watch_tools(
+        self,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
+    ) -> AsyncGenerator[pb.WatchToolsResponse, None]:
+        """Yield every tool's timeout and breaker, then the changes; see
+        ErrordClient.watch_tools.
+
+        The call is cancelled when the iterator is closed: leave early through
+        ``contextlib.aclosing`` rather than leaving that to garbage collection.
+        """
+        call = self._stub.WatchTools(
+            pb.WatchToolsRequest(), timeout=timeout, metadata=self._metadata
+        )
+        try:
+            async for response in call:
+                yield response
+        finally:
+            call.cancel()
+
 
 def _watch_request(
     turn_id: str, include_history: bool, after_sequence: int, batch_interval: float | None
@@ -641,6 +726,18 @@ def _failure_request(
         error=error,
         arguments=None if arguments is None else _struct(arguments),
         elapsed=_duration(elapsed),
+    )
+
+
+def _admission_request(
+    turn_id: str, call_id: str, tool: str, attempt: int, arguments: Mapping[str, Any] | None
+) -> pb.AdmitCallRequest:
+    return pb.AdmitCallRequest(
+        turn_id=turn_id,
+        call_id=call_id,
+        tool=tool,
+        attempt=attempt,
+        arguments=None if arguments is None else _struct(arguments),
     )
 
 
