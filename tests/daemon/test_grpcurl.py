@@ -45,6 +45,8 @@ def test_grpcurl_lists_the_service_with_health_and_reflection(errord: DaemonProc
         "ValidateCall",
         "GetTurnTrace",
         "WatchTrace",
+        "AdmitCall",
+        "WatchTools",
     )
     assert methods == {f"{SERVICE}.{name}" for name in names}
 
