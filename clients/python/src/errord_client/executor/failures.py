@@ -76,6 +76,10 @@ _CODES_BY_CLASS: Final[Mapping[tuple[str, str], str]] = {
     ("aiohttp", "ClientConnectionError"): "CONNECTION",
     **{("openai", name): code for name, code in _SDK.items()},
     **{("anthropic", name): code for name, code in _SDK.items()},
+    # The registry's own refusals: the model's call is wrong, or the tool cannot run.
+    ("errord_client", "InvalidArguments"): "INVALID_INPUT",
+    ("errord_client", "MathError"): "INVALID_INPUT",
+    ("errord_client", "HandlerNotFound"): "UNSUPPORTED",
 }
 """(top-level package, class name) -> code; the first class of an exception's MRO found wins."""
 

@@ -1,5 +1,5 @@
-"""The executor reports a batch's simultaneous failures with one ReportFailures, and sends
-nothing on a successful call's own path."""
+"""What the executor sends errord: a batch's simultaneous failures in one ReportFailures,
+nothing on a successful call's own path, the registry's refusals as the model's mistakes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from errord_client import AsyncErrordClient, Executor, ResultStatus, mock_tool
+from errord_client import AsyncErrordClient, Executor, ResultStatus, builtin_tool, mock_tool
 from errord_client.v1 import errord_pb2 as pb
 
 from tests.helpers import InProcessDaemon
@@ -80,3 +80,12 @@ async def test_a_successful_call_awaits_no_rpc_on_its_own_path(daemon: InProcess
     outcomes = [event.outcome.outcome for event in trace if event.HasField("outcome")]
     assert outcomes == [pb.OUTCOME_SUCCESS]
     assert trace[-1].HasField("turn_ended")
+
+
+async def test_a_refused_math_expression_goes_back_to_the_model(daemon: InProcessDaemon) -> None:
+    async with Executor([builtin_tool("calc", "math_eval")], target=daemon.address) as executor:
+        call = {"id": "c1", "name": "calc", "arguments": {"expression": "x + 1"}}
+        [result] = await executor.run([call])
+    assert result.status is ResultStatus.RETURNED_TO_MODEL
+    assert result.attempts == 1
+    assert "names are not allowed" in result.content()
