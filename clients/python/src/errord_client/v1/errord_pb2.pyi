@@ -366,7 +366,7 @@ class Consequence(_message.Message):
     def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., reason: _Optional[str] = ..., blocked_by: _Optional[str] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class ReportFailureRequest(_message.Message):
-    __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed")
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed", "user_id", "session_id")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
@@ -374,6 +374,8 @@ class ReportFailureRequest(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     call_id: str
     tool: str
@@ -381,7 +383,9 @@ class ReportFailureRequest(_message.Message):
     error: ToolError
     arguments: _struct_pb2.Struct
     elapsed: _duration_pb2.Duration
-    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    user_id: str
+    session_id: str
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
 
 class AdmitCallRequest(_message.Message):
     __slots__ = ("turn_id", "call_id", "tool", "attempt", "arguments")
@@ -474,7 +478,7 @@ class RefusedReport(_message.Message):
     def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class ReportOutcomeRequest(_message.Message):
-    __slots__ = ("turn_id", "call_id", "tool", "attempt", "outcome", "duration", "decision_id")
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "outcome", "duration", "decision_id", "user_id", "session_id")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
@@ -482,6 +486,8 @@ class ReportOutcomeRequest(_message.Message):
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     DURATION_FIELD_NUMBER: _ClassVar[int]
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     call_id: str
     tool: str
@@ -489,7 +495,9 @@ class ReportOutcomeRequest(_message.Message):
     outcome: Outcome
     duration: _duration_pb2.Duration
     decision_id: str
-    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ...) -> None: ...
+    user_id: str
+    session_id: str
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
 
 class ReportOutcomeResponse(_message.Message):
     __slots__ = ("event", "replayed")
