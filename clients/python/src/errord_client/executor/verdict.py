@@ -13,7 +13,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from errord_client.executor.result import DecidedBy
+from errord_client.executor.result import DecidedBy, ResultStatus
 from errord_client.v1 import errord_pb2 as pb
 
 
@@ -111,3 +111,14 @@ def from_decision(decision: pb.RecoveryDecision) -> Verdict:
             for consequence in decision.consequences
         ),
     )
+
+
+ENDINGS = {
+    Action.CONTINUE_PARTIAL: ResultStatus.PARTIAL,
+    Action.USE_DEFAULT: ResultStatus.DEFAULTED,
+    Action.SKIP: ResultStatus.SKIPPED,
+    Action.RETURN_TO_MODEL: ResultStatus.RETURNED_TO_MODEL,
+    Action.ESCALATE: ResultStatus.ESCALATED,
+    Action.FAIL: ResultStatus.FAILED,
+}
+"""The result of a call whose last verdict is not to try again."""

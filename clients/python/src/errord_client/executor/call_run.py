@@ -1,0 +1,219 @@
+"""One call, attempt after attempt, until it has its result: admission, the attempt under
+its timeout, and the verdict on its failure (errord's, else the local policy's), followed."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import duration_pb2
+
+from errord_client.executor.batch import Batch
+from errord_client.executor.board import ToolBoard
+from errord_client.executor.calls import ToolCall
+from errord_client.executor.failures import ToolFailure, failure_from_exception
+from errord_client.executor.link import ErrordLink, as_struct
+from errord_client.executor.local_policy import LocalPolicy
+from errord_client.executor.result import DecidedBy, ResultError, ResultStatus, ToolResult
+from errord_client.executor.verdict import ENDINGS, NO_VALUE, Action, Verdict, from_decision
+from errord_client.tools import InvalidArguments, Tool, ToolNotFound, ToolRegistry
+from errord_client.v1 import errord_pb2 as pb
+
+
+@dataclass(frozen=True, slots=True)
+class Runner:
+    """What running a call needs of its executor."""
+
+    registry: ToolRegistry
+    board: ToolBoard
+    link: ErrordLink
+    local_policy: LocalPolicy
+    threads: concurrent.futures.Executor
+
+
+class CallRun:
+    """One call, attempt after attempt, until it has its result."""
+
+    def __init__(self, runner: Runner, call: ToolCall, batch: Batch) -> None:
+        self.runner = runner
+        self.link = runner.link
+        self.call = call
+        self.batch = batch
+        self.tool = call.name
+        self.attempt = 1
+        self.attempts = 0
+        self.timeout: float | None = None
+        self.admitted = False
+        self.fallback_used = False
+        self.decision_ids: list[str] = []
+        self.delays: dict[str, float] = {}
+        self.last_decision = ""
+        self.decided_by = DecidedBy.NOBODY
+        """Who decided the last verdict followed; NOBODY while none was needed."""
+
+    async def run(self) -> ToolResult:
+        while True:
+            failure, elapsed, verdict, output = await self._attempt()
+            if failure is None and verdict is None:
+                return self._succeeded(output)
+            if verdict is None:
+                assert failure is not None
+                verdict = await self._decide(failure, elapsed)
+            self.decided_by = verdict.decided_by
+            if verdict.decision_id:
+                self.decision_ids.append(verdict.decision_id)
+                self.last_decision = verdict.decision_id
+            self.batch.cascade(verdict)
+            if verdict.action is Action.RETRY:
+                self.delays[self.tool] = self.delays.get(self.tool, 0.0) + verdict.delay
+                await asyncio.sleep(verdict.delay)
+                self.attempt += 1
+                self.timeout = verdict.next_timeout
+                self.admitted = verdict.decided_by is DecidedBy.ERRORD
+            elif verdict.action is Action.USE_ALTERNATIVE and verdict.alternative:
+                self.tool, self.attempt = verdict.alternative, 1
+                self.timeout = verdict.next_timeout
+                self.admitted, self.fallback_used = False, True
+            else:
+                return self._ended(verdict, failure)
+
+    async def _attempt(
+        self,
+    ) -> tuple[ToolFailure | None, float, Verdict | None, Any]:
+        """Run the current attempt: its failure (None on success), how long it ran, the
+        verdict that refused it before it ran (None if it ran), and its output."""
+        tool, failure = self._tool()
+        if tool is None:
+            return failure, 0.0, None, None
+        if not self.admitted and not self.runner.board.closed(self.tool):
+            refusal = await self._admit()
+            if refusal is not None:
+                return None, 0.0, refusal, None
+        timeout = self.timeout or self.runner.board.timeout(self.tool)
+        self.attempts += 1
+        started = time.monotonic()
+        try:
+            async with asyncio.timeout(timeout):
+                output = await tool.invoke(self.call.arguments, threads=self.runner.threads)
+        except TimeoutError as error:
+            elapsed = time.monotonic() - started
+            if elapsed < timeout:  # the tool's own TimeoutError, not ours
+                return failure_from_exception(error), elapsed, None, None
+            message = f"{self.tool} did not answer within {timeout:g} s"
+            return ToolFailure(message, "TimeoutError", "TIMEOUT"), elapsed, None, None
+        except Exception as error:
+            return failure_from_exception(error), time.monotonic() - started, None, None
+        return None, time.monotonic() - started, None, output
+
+    def _tool(self) -> tuple[Tool | None, ToolFailure | None]:
+        """The tool to run, or the failure that stands for it: a tool not registered, or
+        arguments it cannot take."""
+        try:
+            tool = self.runner.registry.get(self.tool)
+        except ToolNotFound as error:
+            if self.fallback_used:  # errord named it: not the model's mistake
+                message = f"the alternative {self.tool} is not registered with the executor"
+                return None, ToolFailure(message, "ToolNotFound", "UNSUPPORTED")
+            return None, ToolFailure(str(error), "ToolNotFound", "TOOL_NOT_FOUND")
+        if self.call.malformed and not self.fallback_used:
+            message = f"the arguments are not a JSON object: {self.call.malformed}"
+            return None, ToolFailure(message, "InvalidArguments", "INVALID_INPUT")
+        try:
+            tool.check(self.call.arguments)
+        except InvalidArguments as error:
+            return None, ToolFailure(str(error), "InvalidArguments", "INVALID_INPUT")
+        return tool, None
+
+    async def _admit(self) -> Verdict | None:
+        """AdmitCall: None when the attempt may run (or errord did not answer: it runs
+        then), else the verdict that refused it."""
+        request = pb.AdmitCallRequest(
+            turn_id=self.batch.turn_id,
+            call_id=self.call.call_id,
+            tool=self.tool,
+            attempt=self.attempt,
+            arguments=as_struct(self.call.arguments),
+        )
+        response = await self.link.admit(request)
+        if response is None or response.admitted:
+            return None
+        return from_decision(response.decision)
+
+    async def _decide(self, failure: ToolFailure, elapsed: float) -> Verdict:
+        request = pb.ReportFailureRequest(
+            turn_id=self.batch.turn_id,
+            call_id=self.call.call_id,
+            tool=self.tool,
+            attempt=self.attempt,
+            error=failure.to_proto(),
+            arguments=as_struct(self.call.arguments),
+            elapsed=_duration(elapsed),
+        )
+        verdict = await self.link.decide(request)
+        if verdict is None:
+            verdict = self.runner.local_policy.decide(
+                self.tool, failure, self.attempt, self.delays.get(self.tool, 0.0)
+            )
+        return verdict
+
+    def _succeeded(self, output: Any) -> ToolResult:
+        self.link.report_outcome(
+            pb.ReportOutcomeRequest(
+                turn_id=self.batch.turn_id,
+                call_id=self.call.call_id,
+                tool=self.tool,
+                attempt=self.attempt,
+                outcome=pb.OUTCOME_SUCCESS,
+                decision_id=self.last_decision,
+            )
+        )
+        return ToolResult(
+            call_id=self.call.call_id,
+            tool=self.call.name,
+            status=ResultStatus.SUCCEEDED,
+            output=output,
+            attempts=self.attempts,
+            fallback_used=self.fallback_used,
+            tool_used=self.tool,
+            decided_by=self.decided_by,
+            decision_ids=tuple(self.decision_ids),
+        )
+
+    def _ended(self, verdict: Verdict, failure: ToolFailure | None) -> ToolResult:
+        status = ENDINGS.get(verdict.action, ResultStatus.FAILED)
+        code = verdict.code or (failure.code if failure else "")
+        if status is ResultStatus.FAILED and code == "TIMEOUT":
+            status = ResultStatus.TIMED_OUT
+        output = None
+        if verdict.action is Action.USE_DEFAULT and verdict.default_value is not NO_VALUE:
+            output = verdict.default_value
+        elif verdict.action is Action.CONTINUE_PARTIAL and failure is not None:
+            output = failure.partial_result
+        return ToolResult(
+            call_id=self.call.call_id,
+            tool=self.call.name,
+            status=status,
+            output=output,
+            error=ResultError(
+                code=code,
+                error_class=verdict.error_class,
+                message=failure.message if failure else verdict.reason,
+                user_message=verdict.user_message,
+                retryable=verdict.error_class == "transient",
+            ),
+            attempts=self.attempts,
+            fallback_used=self.fallback_used,
+            tool_used=self.tool,
+            decided_by=verdict.decided_by,
+            decision_ids=tuple(self.decision_ids),
+            model_text=verdict.llm_message,
+        )
+
+
+def _duration(seconds: float) -> duration_pb2.Duration:
+    duration = duration_pb2.Duration()
+    duration.FromNanoseconds(int(seconds * 1e9))
+    return duration
