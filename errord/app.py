@@ -13,7 +13,6 @@ import asyncio
 import functools
 import gc
 import logging
-import random
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -87,7 +86,7 @@ async def serve(
         async with await Store.open(settings.db, clock, state, on_commit=on_commit) as store:
             engine = Engine(
                 default_policy(
-                    random.Random(),
+                    None,  # jitter seeded by each decision's id: replays re-decide alike
                     settings.retry_budget(),
                     settings.model_corrections,
                     settings.memory_min_episodes,

@@ -160,15 +160,16 @@ class ErrorHandler:
                 self._check_open(key.turn_id)
                 manifest = self.manifests.manifest_for(key.tool)[0]
                 breaker = self._state.breakers.view(key.tool)
-                admission = admit(key, manifest, breaker, self.clock.now())
+                now = self.clock.now()
+                admission = admit(key, manifest, breaker, now)
             if admission is None or not admission.admitted:
                 answer = self._answer_failure(report, reads)
             elif admission.claim:
                 turn = self._state.turns.view(key.turn_id)
-                events = (*self._engine.beginning(key.turn_id, turn, self.clock.now()),)
+                events = (*self._engine.beginning(key.turn_id, turn, now),)
                 events += admission.claim
                 self._check_room(key.turn_id, turn, events)
-                submitted = self._store.submit(events)
+                submitted = self._store.submit(events, now)
                 self._claims[key] = submitted
                 submitted.done.add_done_callback(lambda _: self._claims.pop(key, None))
                 claim = submitted
@@ -371,18 +372,19 @@ class ErrorHandler:
         if call is not None and call.failure_recorded(report.tool, report.attempt):
             return self._recorded_failure(report)
         turn = self._check_open(report.turn_id)
+        now = self.clock.now()
         decided = self._engine.decide(
             report,
             self.manifests,
             call,
             turn,
-            self.clock.now(),
+            now,
             self._state.breakers.view,
             self._remembered,
             reads,
         )
         self._check_room(report.turn_id, turn, decided.events)
-        unit = self._submit(EventKind.FAILURE, report.key, decided.events)
+        unit = self._submit(EventKind.FAILURE, report.key, decided.events, now)
         return self._new_failure(report, decided.decision, unit)
 
     def _answer_outcome(self, report: OutcomeReport) -> Answer[TraceEvent]:
@@ -394,11 +396,13 @@ class ErrorHandler:
         if call is not None and call.outcome(report.tool, report.attempt) is not None:
             return self._recorded_outcome(report)
         turn = self._state.turns.view(report.turn_id)
+        now = self.clock.now()
         events = self._engine.outcome(
-            report, self.manifests, turn, self.clock.now(), self._state.breakers.view, call
+            report, self.manifests, turn, now, self._state.breakers.view, call
         )
         self._check_room(report.turn_id, turn, events)
-        return self._new_outcome(report, self._submit(EventKind.OUTCOME, report.key, events))
+        unit = self._submit(EventKind.OUTCOME, report.key, events, now)
+        return self._new_outcome(report, unit)
 
     def _check_open(self, turn_id: str) -> TurnState | None:
         """The turn's state; raises TurnClosed when it ended."""
@@ -423,9 +427,15 @@ class ErrorHandler:
             )
 
     def _submit(
-        self, kind: EventKind, key: ReportKey | str, events: tuple[EventDetail, ...]
+        self,
+        kind: EventKind,
+        key: ReportKey | str,
+        events: tuple[EventDetail, ...],
+        at: datetime | None = None,
     ) -> Unit:
-        unit = self._store.submit(self.retention.with_room(events))
+        """Submit ``events``, recorded at ``at`` (the time they were decided at: what a
+        replay decides them at again), else now."""
+        unit = self._store.submit(self.retention.with_room(events), at)
         self._in_flight[(kind, key)] = unit
         unit.done.add_done_callback(lambda _: self._in_flight.pop((kind, key), None))
         return unit

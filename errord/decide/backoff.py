@@ -1,8 +1,14 @@
-"""Backoff: the delay a policy proposes before the next attempt, paced by episodic memory."""
+"""Backoff: the delay a policy proposes before the next attempt, paced by episodic memory.
+
+The jitter of a delay is drawn from the decision's id (``seeded_fraction``) unless a
+``Jitter`` is given: a decision is then a function of its report, its state, its time and
+its id, and a replay that gives the recorded ids and times re-decides it identically.
+"""
 
 from __future__ import annotations
 
 import abc
+import zlib
 from enum import Enum
 from typing import Protocol
 
@@ -15,6 +21,12 @@ class Jitter(Protocol):
     """The randomness a backoff needs; ``random.Random`` is one."""
 
     def uniform(self, a: float, b: float) -> float: ...
+
+
+def seeded_fraction(decision_id: str) -> float:
+    """A number in [0, 1) drawn from ``decision_id``: the same for the same id, spread
+    evenly over ids (random ones, as errord's are)."""
+    return zlib.crc32(decision_id.encode()) / 2**32
 
 
 class Pacing(Enum):
@@ -51,16 +63,18 @@ class Backoff(abc.ABC):
 class ExponentialBackoff(Backoff):
     """initial * multiplier^(attempt-1), capped at max_delay, halved or doubled by episodic
     memory (over ``min_episodes``; never beyond initial_delay and max_delay), then
-    +-jitter."""
+    +-jitter: drawn from ``jitter`` when given, else from the decision's id."""
 
-    def __init__(self, jitter: Jitter, min_episodes: float | None = None) -> None:
+    def __init__(self, jitter: Jitter | None = None, min_episodes: float | None = None) -> None:
         self._jitter = jitter
         self._min_episodes = min_episodes
 
     def __call__(self, context: DecisionContext) -> float:
         delay, _ = self._paced_delay(context)
         jitter = context.manifest.retry_policy.jitter
-        return delay * (1 + self._jitter.uniform(-jitter, jitter))
+        if self._jitter is not None:
+            return delay * (1 + self._jitter.uniform(-jitter, jitter))
+        return delay * (1 + jitter * (2 * seeded_fraction(context.decision_id) - 1))
 
     def pacing(self, context: DecisionContext) -> Pacing | None:
         return self._paced_delay(context)[1]

@@ -113,6 +113,8 @@ class DecisionContext:
     they were invalid and the tool has one."""
     memory: Mapping[str, Evidence] = field(default_factory=dict)
     """What episodic memory knows of this tool's error, per recovery (errord.decide.memory)."""
+    decision_id: str = ""
+    """The id the decision will have: what seeds its jitter (errord.decide.backoff)."""
 
     @property
     def manifest(self) -> ToolManifest:

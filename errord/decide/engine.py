@@ -191,10 +191,14 @@ class Engine:
         breaker_of: BreakerViews = no_breakers,
         memory_of: MemoryViews = no_memory,
         reads: Reads | None = None,
+        decision_id: str | None = None,
     ) -> Decided:
         """The decision on ``report`` (redacted already: errord.decide.redact.redact_report),
         given what its call and turn went through so far and the breakers of its tool and
-        the tool's alternatives; ``reads``, what ``reads`` said of it, if the caller asked."""
+        the tool's alternatives; ``reads``, what ``reads`` said of it, if the caller asked.
+        ``decision_id``: the decision's id (a replay gives the recorded one); None for a
+        new one. The id seeds the decision's jitter, so that deciding the same report with
+        the same id, state and ``now`` gives the same decision."""
         if reads is None or reads.manifests is not manifests:
             reads = Reads(report, manifests)
         manifest, is_default = manifests.manifest_for(report.tool)
@@ -233,6 +237,7 @@ class Engine:
             plan=_plan_part(report.call_id, manifest, turn, manifests),
             problems=problems,
             memory=memory,
+            decision_id=decision_id or self._new_id(),
         )
         verdict = self._policy.decide(context)
         decision = self._decision(context, verdict, manifests)
@@ -337,7 +342,7 @@ class Engine:
         messages = compose(context, verdict, correction, self._message_format)
         report = context.report
         return Decision(
-            decision_id=self._new_id(),
+            decision_id=context.decision_id,
             turn_id=report.turn_id,
             call_id=report.call_id,
             tool=report.tool,

@@ -101,12 +101,13 @@ def can_do_without(verdict: Verdict) -> bool:
 
 
 def default_policy(
-    jitter: Jitter,
+    jitter: Jitter | None = None,
     budget: RetryBudget | None = None,
     corrections: int = 2,
     min_episodes: float = 5,
 ) -> RecoveryPolicy:
-    """errord's policy: backoff honouring Retry-After, else exponential, halved
+    """errord's policy: backoff honouring Retry-After, else exponential (its jitter from
+    ``jitter``, else seeded by the decision's id: errord.decide.backoff), halved
     or doubled when retries of this error mostly or rarely recovered it (episodic memory,
     over ``min_episodes``); retry unless permanent, not idempotent, the breaker open (or
     its half-open probe taken), retries of this error never having fixed it, too close to

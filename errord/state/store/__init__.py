@@ -13,6 +13,7 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -171,17 +172,18 @@ class Store:
         self._writer.wrote(None)
         return True
 
-    def submit(self, details: Iterable[EventDetail]) -> Unit:
+    def submit(self, details: Iterable[EventDetail], at: datetime | None = None) -> Unit:
         """Record ``details`` as one unit of work, in this order.
 
-        The events get their sequence and time and are reserved in the state at
-        once; ``await unit.done`` returns when they are committed, or raises
-        StoreError (the write failed), DuplicateEvent (an event's kind and key
-        were recorded already) or StoreError when the store is closed.
+        The events get their sequence and time (``at``, the time they were decided
+        at, else now) and are reserved in the state at once; ``await unit.done``
+        returns when they are committed, or raises StoreError (the write failed),
+        DuplicateEvent (an event's kind and key were recorded already) or StoreError
+        when the store is closed.
         Cancelling that wait does not withdraw the unit.
         """
         self._check_open()
-        now = self._clock.now()
+        now = at or self._clock.now()
         events = [TraceEvent(self._take_sequence(), now, detail) for detail in details]
         return self._writer.submit(events)
 
