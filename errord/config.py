@@ -53,6 +53,12 @@
     keepalive_min_ping_seconds = 10.0   # two client pings sooner than this: GOAWAY too_many_pings
     keepalive_permit_without_calls = true  # pings on a connection with no call in progress
 
+    # OpenTelemetry (docs/operations.md): spans of decisions, off unless an endpoint is set
+    # here or in OTEL_EXPORTER_OTLP_ENDPOINT; needs the errord[otel] extra.
+    otel_endpoint = "http://127.0.0.1:4318"  # OTLP/HTTP collector; /v1/traces is appended
+    telemetry_hash_ids = false          # user_id, session_id: recorded and exported as SHA-256
+    telemetry_id_salt = "..."           # prefixed to each id before it is hashed
+
 Relative paths in the file are relative to the file's directory. A ``[client]`` table
 says how the operator commands reach the daemon (errord/client_config.py).
 """
@@ -207,6 +213,14 @@ class Settings:
     """The shortest interval between a client's pings that is not abuse."""
     keepalive_permit_without_calls: bool = Limits.keepalive_permit_without_calls
     """Whether clients may ping a connection with no call in progress."""
+    otel_endpoint: str | None = None
+    """OTLP/HTTP endpoint spans are exported to (/v1/traces appended); None: the
+    environment's OTEL_EXPORTER_OTLP_ENDPOINT, if any (errord.wire.telemetry)."""
+    telemetry_hash_ids: bool = False
+    """Whether reports' user_id and session_id are recorded and exported as their hex
+    SHA-256 (of ``telemetry_id_salt`` followed by the id) instead of as given."""
+    telemetry_id_salt: str | None = None
+    """Prefixed to each id before it is hashed; None for none."""
     client: ClientSettings = field(default_factory=ClientSettings)
     """How the operator commands reach this daemon: the ``[client]`` table."""
 
@@ -255,6 +269,10 @@ class Settings:
             yield "memory_max_errors: must be from 1 to 10000000"
         if not 3_600 <= self.memory_max_age_seconds <= MAX_MEMORY_AGE:
             yield "memory_max_age_seconds: must be from 3600 (an hour) to a year"
+        if self.otel_endpoint is not None and not self.otel_endpoint.startswith(
+            ("http://", "https://")
+        ):
+            yield "otel_endpoint: expected an http:// or https:// URL (OTLP over HTTP)"
         formats = [layout.value for layout in MessageFormat]
         if self.llm_message_format not in formats:
             yield f"llm_message_format: expected one of {', '.join(formats)}"
