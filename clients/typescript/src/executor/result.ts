@@ -1,0 +1,141 @@
+/**
+ * The one result of one tool call, and the shapes model APIs take it back in.
+ *
+ * The executor returns a `ToolResult` for every call, never throws for one: what became
+ * of it (`status`), who decided (`decidedBy`, `decidedLocally`), the tool's output or the
+ * error (a technical `message` for logs, a `userMessage` for people), how long it took
+ * (`executionTime`, ms) and how many attempts ran.
+ *
+ * `resultContent` is what the model reads; `toOpenAI`, `toOpenAIResponses` and
+ * `toAnthropic` put it in the message each API takes.
+ */
+import type { JsonValue } from "@bufbuild/protobuf";
+
+/** What became of a call. */
+export type ResultStatus =
+  /** A tool (the one called, or an alternative) returned its output. */
+  | "succeeded"
+  /** The call failed and nothing stands in for its output. */
+  | "failed"
+  /** The last attempt did not finish in time. */
+  | "timed_out"
+  /** The call was not run, or given up, and the turn goes on without it. */
+  | "skipped"
+  /** The tool failed; its default result stands in for its output. */
+  | "defaulted"
+  /** The tool failed after producing part of its output, which the turn goes on with. */
+  | "partial"
+  /** The model is to correct its call: the result says what to fix. */
+  | "returned_to_model"
+  /** The user is to be asked before the turn goes on. */
+  | "escalated";
+
+/** Who decided how the call ended: nobody (it succeeded at once), errord, or the local policy. */
+export type DecidedBy = "nobody" | "errord" | "local";
+
+/** Why a call has no output of its own, in seed 000's error shape. */
+export interface ResultError {
+  /** An ErrorCode name without its prefix ("TIMEOUT", "RATE_LIMITED"), or "" if unknown. */
+  readonly code: string;
+  /** "transient", "permanent", or "" when nobody classified it. */
+  readonly errorClass: string;
+  /** The technical message, for logs. */
+  readonly message: string;
+  /** What to tell the user, in plain words. */
+  readonly userMessage: string;
+  /** Whether calling again later may succeed. */
+  readonly retryable: boolean;
+}
+
+/** The one result of one tool call. */
+export interface ToolResult {
+  /** The model's id for the call. */
+  readonly callId: string;
+  /** The tool the model called. */
+  readonly tool: string;
+  readonly status: ResultStatus;
+  /** The output the model gets: the tool's, a partial one, or the default. */
+  readonly output: unknown;
+  readonly error: ResultError | null;
+  /** Wall time of the call in ms, every attempt and wait between them included. */
+  readonly executionTime: number;
+  /** Attempts run, of the tool called and of its alternatives. */
+  readonly attempts: number;
+  /** True when the output is an alternative's. */
+  readonly fallbackUsed: boolean;
+  /** The tool whose result this is (the alternative's name when one ran). */
+  readonly toolUsed: string;
+  readonly decidedBy: DecidedBy;
+  /** True when the local policy decided, errord not answering. */
+  readonly decidedLocally: boolean;
+  /** errord's decisions on the call, in order. */
+  readonly decisionIds: readonly string[];
+  /** What to tell the model of an error (errord's llm_message), when there is one. */
+  readonly modelText: string;
+}
+
+const OK: ReadonlySet<ResultStatus> = new Set(["succeeded", "defaulted", "partial"]);
+
+/** True when the model gets an output: succeeded, defaulted or partial. */
+export function isOk(result: ToolResult): boolean {
+  return OK.has(result.status);
+}
+
+const ERROR_WORDS: Record<ResultStatus, string> = {
+  succeeded: "",
+  defaulted: "",
+  partial: "",
+  failed: "Error: {tool} failed",
+  timed_out: "Error: {tool} timed out",
+  skipped: "Not run: the {tool} call was skipped",
+  returned_to_model: "Error: the {tool} call needs correcting",
+  escalated: "Error: {tool} failed; the user is being asked how to go on",
+};
+
+/** What the model reads: for an error `modelText`, else a sentence of the status and the
+ * error's message; else the output, a string as it is, anything else as compact JSON. */
+export function resultContent(result: ToolResult): string {
+  if (!isOk(result)) {
+    if (result.modelText) return result.modelText;
+    const text = ERROR_WORDS[result.status].replace("{tool}", result.tool);
+    const detail = result.error?.message || result.error?.userMessage || "";
+    return detail ? `${text}: ${detail}` : `${text}.`;
+  }
+  if (typeof result.output === "string") return result.output;
+  return jsonText(result.output);
+}
+
+/** An OpenAI Chat Completions `tool` message (the API has no error flag). */
+export function toOpenAI(result: ToolResult): { role: "tool"; tool_call_id: string; content: string } {
+  return { role: "tool", tool_call_id: result.callId, content: resultContent(result) };
+}
+
+/** An OpenAI Responses `function_call_output` input item. */
+export function toOpenAIResponses(result: ToolResult): { type: "function_call_output"; call_id: string; output: string } {
+  return { type: "function_call_output", call_id: result.callId, output: resultContent(result) };
+}
+
+/** An Anthropic `tool_result` content block, `is_error: true` for an error. */
+export function toAnthropic(result: ToolResult): {
+  type: "tool_result";
+  tool_use_id: string;
+  content: string;
+  is_error?: true;
+} {
+  const block = { type: "tool_result" as const, tool_use_id: result.callId, content: resultContent(result) };
+  return isOk(result) ? block : { ...block, is_error: true };
+}
+
+/** `value` as compact JSON; what JSON cannot hold (a cycle, a bigint) as its text. */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value, (_key, item: unknown) => (typeof item === "bigint" ? item.toString() : item)) ?? "null";
+  } catch {
+    return String(value);
+  }
+}
+
+/** `value` as plain JSON values (what `jsonText` writes, read back). */
+export function jsonValue(value: unknown): JsonValue {
+  return JSON.parse(jsonText(value)) as JsonValue;
+}

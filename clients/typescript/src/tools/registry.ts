@@ -1,0 +1,114 @@
+/**
+ * The tools an executor may run, by name.
+ *
+ * A tool is a function of its arguments (a JSON object) and a context whose `signal`
+ * aborts when the attempt's timeout passes: pass it on (to `fetch`, to a child process)
+ * so the work stops. A tool that ignores it is abandoned all the same: its result, if it
+ * ever comes, is dropped. `parameters` (a JSON Schema) is checked before a call runs:
+ * required properties and the JSON types of the properties given; a call that breaks it
+ * goes back to the model as INVALID_INPUT without running.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+
+/** What a tool gets besides its arguments. */
+export interface ToolContext {
+  /** Aborts when the attempt's timeout passes (its reason a TimeoutError). */
+  readonly signal: AbortSignal;
+  /** The model's id for the call. */
+  readonly callId: string;
+  /** Which attempt of this tool for this call, from 1. */
+  readonly attempt: number;
+}
+
+/** A tool: a name and what runs it. */
+export interface Tool {
+  readonly name: string;
+  readonly description?: string;
+  /** The JSON Schema of its arguments (an object schema). */
+  readonly parameters?: JsonObject;
+  run(args: JsonObject, context: ToolContext): unknown;
+}
+
+/** A function registered by its own name. */
+export type ToolFunction = (args: JsonObject, context: ToolContext) => unknown;
+
+/** The model named a tool the registry does not hold. */
+export class ToolNotFound extends Error {
+  override readonly name = "ToolNotFound";
+}
+
+/** The arguments break the tool's JSON Schema. */
+export class InvalidArguments extends Error {
+  override readonly name = "InvalidArguments";
+}
+
+/** `run` as a tool named `name`. */
+export function defineTool(
+  name: string,
+  run: ToolFunction,
+  options: { description?: string; parameters?: JsonObject } = {},
+): Tool {
+  if (!name) throw new TypeError("a tool's name should not be empty");
+  return { name, run, ...options };
+}
+
+/** Tools by name. */
+export class ToolRegistry {
+  private readonly tools = new Map<string, Tool>();
+
+  constructor(tools: Iterable<Tool | ToolFunction> = []) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  /** Add `tool` (a function is registered by its name); a second tool of a name replaces the first. */
+  register(tool: Tool | ToolFunction): void {
+    const found = typeof tool === "function" ? defineTool(tool.name, tool) : tool;
+    this.tools.set(found.name, found);
+  }
+
+  /** The tool called `name`; throws ToolNotFound naming the tools held. */
+  get(name: string): Tool {
+    const tool = this.tools.get(name);
+    if (tool === undefined) {
+      const known = [...this.tools.keys()].sort().join(", ") || "none";
+      throw new ToolNotFound(`unknown tool ${JSON.stringify(name)}; the tools are: ${known}`);
+    }
+    return tool;
+  }
+
+  get names(): string[] {
+    return [...this.tools.keys()];
+  }
+}
+
+/** Throws InvalidArguments when `args` break `tool`'s parameters (see the module's comment). */
+export function checkArguments(tool: Tool, args: JsonObject): void {
+  const schema = tool.parameters;
+  if (schema === undefined) return;
+  const required = Array.isArray(schema["required"]) ? (schema["required"] as string[]) : [];
+  const missing = required.filter((name) => !(name in args));
+  if (missing.length > 0) {
+    throw new InvalidArguments(`${tool.name}: missing required parameter ${missing.map((m) => `'${m}'`).join(", ")}`);
+  }
+  const properties = (schema["properties"] ?? {}) as Record<string, { type?: string | string[] } | undefined>;
+  for (const [name, value] of Object.entries(args)) {
+    const wanted = properties[name]?.type;
+    if (wanted === undefined) continue;
+    const types = Array.isArray(wanted) ? wanted : [wanted];
+    if (!types.some((type) => isOfType(value, type))) {
+      throw new InvalidArguments(`${tool.name}: parameter '${name}' should be ${types.join(" or ")}, got ${jsonType(value)}`);
+    }
+  }
+}
+
+function isOfType(value: unknown, type: string): boolean {
+  if (type === "integer") return Number.isInteger(value);
+  if (type === "number") return typeof value === "number";
+  return jsonType(value) === type;
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
