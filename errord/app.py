@@ -2,8 +2,9 @@
 
 Shutdown: STOPPING=1 to systemd, health NOT_SERVING, the drain (calls are still
 taken and decided until they stop arriving: errord.wire.drain), watchers released,
-``server.stop(grace)`` lets in-flight requests finish, then the store flushes
-its writer and closes the database. Signal handlers only set an event: the first
+``server.stop(grace)`` lets in-flight requests finish, the spans still queued are
+exported (when OpenTelemetry export is on), then the store flushes its writer and
+closes the database. Signal handlers only set an event: the first
 signal starts the shutdown, a second one cuts the drain short.
 """
 
@@ -13,6 +14,7 @@ import asyncio
 import functools
 import gc
 import logging
+import os
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -43,6 +45,7 @@ from errord.wire.drain import Drain
 from errord.wire.operator import OperatorService
 from errord.wire.server import SERVED_SERVICES, Access, start_server
 from errord.wire.service import ErrorHandlerService
+from errord.wire.telemetry import telemetry_from
 
 log = logging.getLogger("errord")
 
@@ -73,6 +76,7 @@ async def serve(
     notifier = notifier or Notifier.from_environment()
     stop = stop or asyncio.Event()
     manifests = load_manifests(settings)
+    telemetry = telemetry_from(settings, os.environ)
     if settings.db == default_db_path():  # errord's own place: made on first use
         # The trace holds tool inputs (redacted, still private): the directory is owner-only.
         settings.db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -110,7 +114,7 @@ async def serve(
             serving = Serving(settings.db, lambda: len(handler.manifests), store.salvage)
             reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
-            errors = ErrorHandlerService(handler, feed, breaker_feed)
+            errors = ErrorHandlerService(handler, feed, breaker_feed, telemetry)
             running = await start_server(
                 settings.listen,
                 errors,
@@ -158,6 +162,8 @@ async def serve(
                 breaker_feed.close()
                 await running.stop(max(0.0, deadline - clock.monotonic()))
                 await asyncio.gather(*background)
+                if telemetry is not None:  # the spans of the last decisions, exported
+                    await asyncio.to_thread(telemetry.close)
                 if metrics is not None:
                     await asyncio.to_thread(metrics.stop)
     log.info("errord stopped")

@@ -172,6 +172,10 @@ class FailureReport(Record, frozen=True):
     """The tool input (redacted before it is stored)."""
     elapsed: float = 0.0
     """Seconds the failed attempt ran."""
+    user_id: str = ""
+    """Who the agent acts for, for telemetry (hashed when the settings say); never logged."""
+    session_id: str = ""
+    """The agent's session, for telemetry, as ``user_id``."""
 
     @property
     def key(self) -> ReportKey:
@@ -467,6 +471,9 @@ class OutcomeReport(Record, frozen=True):
     """Seconds the attempt ran."""
     decision_id: str = ""
     """The decision the attempt followed, if any."""
+    user_id: str = ""
+    """As FailureReport's: for telemetry, never logged."""
+    session_id: str = ""
 
     @property
     def key(self) -> ReportKey:

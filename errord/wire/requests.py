@@ -83,7 +83,14 @@ def _failure_report(request: pb.ReportFailureRequest, check: Violations) -> Fail
         error=tool_failure_from_proto(request.error, check),
         arguments=check.json("arguments", request.arguments) or {},
         elapsed=check.seconds("elapsed", request.elapsed),
+        user_id=optional_identifier(check, "user_id", request.user_id),
+        session_id=optional_identifier(check, "session_id", request.session_id),
     )
+
+
+def optional_identifier(check: Violations, field: str, value: str) -> str:
+    """An identifier that may be left empty; when given, bounded as the required ones."""
+    return check.identifier(field, value) if value else ""
 
 
 def tool_failure_from_proto(error: pb.ToolError, check: Violations) -> ToolFailure:
@@ -148,6 +155,8 @@ def outcome_report_from_proto(request: pb.ReportOutcomeRequest) -> OutcomeReport
         outcome=outcome or Outcome.SUCCESS,
         duration=check.seconds("duration", request.duration),
         decision_id=check.text("decision_id", request.decision_id, MAX_ID_LENGTH),
+        user_id=optional_identifier(check, "user_id", request.user_id),
+        session_id=optional_identifier(check, "session_id", request.session_id),
     )
     check.raise_any()
     return report

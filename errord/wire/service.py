@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from contextlib import aclosing
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 from errord_client.v1 import errord_pb2 as pb
@@ -27,20 +27,28 @@ from errord.state.feed import TraceFeed
 from errord.wire import requests, responses, tool_policies
 from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
 from errord.wire.decoding import decode
-from errord.wire.status import Handle, abort, status_for, unary_handlers
+from errord.wire.status import Handle, InContext, abort, status_for, unary_handlers
+from errord.wire.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ErrorHandlerService"].full_name
+Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 
 class ErrorHandlerService:
     """errord.v1.ErrorHandlerService over an ErrorHandler and a TraceFeed."""
 
     def __init__(
-        self, handler: ErrorHandler, feed: TraceFeed, breakers: BreakerFeed | None = None
+        self,
+        handler: ErrorHandler,
+        feed: TraceFeed,
+        breakers: BreakerFeed | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self._handler = handler
+        self.telemetry = telemetry
+        """Ids hashed and spans exported (errord.wire.telemetry); None for neither."""
         self._feed = feed
         self._breakers = breakers or BreakerFeed()
         self.watchers = WatcherSlots(Limits.max_watchers)
@@ -71,9 +79,15 @@ class ErrorHandlerService:
         except grpc.aio.InternalError:  # the call failed under a write, or under an abort
             await client_gone(context)
 
-    async def admit_call(self, data: bytes) -> pb.AdmitCallResponse:
+    async def admit_call(self, data: bytes, context: Context) -> pb.AdmitCallResponse:
         asked = requests.admission_from_proto(decode(pb.AdmitCallRequest, data))
-        admission, decision, replayed = await self._handler.admit_call(asked.key, asked.arguments)
+        if self.telemetry is None:
+            admitted = await self._handler.admit_call(asked.key, asked.arguments)
+        else:
+            admitted = await self.telemetry.admit_call(
+                self._handler, asked.key, asked.arguments, context
+            )
+        admission, decision, replayed = admitted
         return tool_policies.admission_to_proto(
             admission, decision, replayed, self._handler.clock.now()
         )
@@ -135,17 +149,24 @@ class ErrorHandlerService:
             summary=responses.turn_summary_to_proto(summary), replayed=replayed
         )
 
-    async def report_failure(self, data: bytes) -> pb.ReportFailureResponse:
+    async def report_failure(self, data: bytes, context: Context) -> pb.ReportFailureResponse:
         report = requests.failure_report_from_proto(decode(pb.ReportFailureRequest, data))
-        decision, replayed = await self._handler.report_failure(report)
+        if self.telemetry is None:
+            decision, replayed = await self._handler.report_failure(report)
+        else:
+            decision, replayed = await self.telemetry.report_failure(self._handler, report, context)
         return pb.ReportFailureResponse(
             decision=responses.decision_to_proto(decision), replayed=replayed
         )
 
-    async def report_failures(self, data: bytes) -> pb.ReportFailuresResponse:
+    async def report_failures(self, data: bytes, context: Context) -> pb.ReportFailuresResponse:
         reports = requests.failure_reports_from_proto(decode(pb.ReportFailuresRequest, data))
+        if self.telemetry is None:
+            results = await self._handler.report_failures(reports)
+        else:
+            results = await self.telemetry.report_failures(self._handler, reports, context)
         response = pb.ReportFailuresResponse()
-        for result in await self._handler.report_failures(reports):
+        for result in results:
             if isinstance(result, Exception):  # refused: the status it alone would have got
                 status = status_for(result)
                 refused = pb.RefusedReport(code=status.code, message=status.message)
@@ -163,9 +184,12 @@ class ErrorHandlerService:
         reconciled = await self._handler.reconcile_results(asked.turn_id, asked.calls, asked.held)
         return responses.reconciliation_to_proto(reconciled)
 
-    async def report_outcome(self, data: bytes) -> pb.ReportOutcomeResponse:
+    async def report_outcome(self, data: bytes, context: Context) -> pb.ReportOutcomeResponse:
         report = requests.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
-        event, replayed = await self._handler.report_outcome(report)
+        if self.telemetry is None:
+            event, replayed = await self._handler.report_outcome(report)
+        else:
+            event, replayed = await self.telemetry.report_outcome(self._handler, report, context)
         return pb.ReportOutcomeResponse(
             event=responses.trace_event_to_proto(event), replayed=replayed
         )
@@ -275,12 +299,15 @@ def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
     unary: dict[str, tuple[Handle, type[message.Message]]] = {
         "BeginTurn": (service.begin_turn, pb.BeginTurnResponse),
         "EndTurn": (service.end_turn, pb.EndTurnResponse),
-        "ReportFailure": (service.report_failure, pb.ReportFailureResponse),
-        "ReportFailures": (service.report_failures, pb.ReportFailuresResponse),
         "ReconcileResults": (service.reconcile_results, pb.ReconcileResultsResponse),
-        "ReportOutcome": (service.report_outcome, pb.ReportOutcomeResponse),
         "ValidateCall": (service.validate_call, pb.ValidateCallResponse),
         "GetTurnTrace": (service.get_turn_trace, pb.GetTurnTraceResponse),
+    }
+    # The methods that decide read their call's metadata: a caller's trace context.
+    deciding: dict[str, tuple[InContext, type[message.Message]]] = {
+        "ReportFailure": (service.report_failure, pb.ReportFailureResponse),
+        "ReportFailures": (service.report_failures, pb.ReportFailuresResponse),
+        "ReportOutcome": (service.report_outcome, pb.ReportOutcomeResponse),
         "AdmitCall": (service.admit_call, pb.AdmitCallResponse),
     }
     watch = grpc.unary_stream_rpc_method_handler(
@@ -293,5 +320,5 @@ def rpc_handlers(service: ErrorHandlerService) -> grpc.GenericRpcHandler:
     )
     return grpc.method_handlers_generic_handler(
         SERVICE_NAME,
-        {**unary_handlers(unary), "WatchTrace": watch, "WatchTools": watch_tools},
+        {**unary_handlers(unary, deciding), "WatchTrace": watch, "WatchTools": watch_tools},
     )

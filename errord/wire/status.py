@@ -145,14 +145,38 @@ def answering(handle: Handle) -> Callable[[bytes, Any], Awaitable[message.Messag
     return method
 
 
+InContext: TypeAlias = Callable[
+    [bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[message.Message]
+]
+"""A unary method that also reads its call's context (its metadata: the caller's trace)."""
+
+
+def answering_in_context(handle: InContext) -> Callable[[bytes, Any], Awaitable[message.Message]]:
+    """``handle`` as grpc calls it, given the call's context; errors answered as ``answering``'s."""
+
+    async def method(data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> message.Message:
+        try:
+            return await handle(data, context)
+        except Exception as error:  # every error is answered with a status, never UNKNOWN
+            await abort(context, error)
+            raise AssertionError("unreachable: abort raises") from error
+
+    return method
+
+
 def unary_handlers(
     table: Mapping[str, tuple[Handle, type[message.Message]]],
+    in_context: Mapping[str, tuple[InContext, type[message.Message]]] | None = None,
 ) -> dict[str, grpc.RpcMethodHandler]:
-    """A method handler for each method of ``table`` (name: handle and response type);
-    requests arrive as bytes, responses are serialized here."""
+    """A method handler for each method of ``table`` (name: handle and response type), and
+    of ``in_context`` (handles that read the call's context); requests arrive as bytes,
+    responses are serialized here."""
+    methods = {name: (answering(handle), response) for name, (handle, response) in table.items()}
+    for name, (contextual, response) in (in_context or {}).items():
+        methods[name] = (answering_in_context(contextual), response)
     return {
         name: grpc.unary_unary_rpc_method_handler(
-            answering(handle), response_serializer=response.SerializeToString
+            method, response_serializer=response.SerializeToString
         )
-        for name, (handle, response) in table.items()
+        for name, (method, response) in methods.items()
     }
