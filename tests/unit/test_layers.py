@@ -20,7 +20,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("decide",),  # the pure engine: records, manifests' records, classification, policy
     ("state", "manifests", "config"),  # projections and the store; the YAML loader; settings
     ("handler",),  # the unit of work
-    ("reload", "operator_actions"),  # beside the handler: manifests reloaded, operator actions
+    ("reload", "operator_actions", "replay"),  # beside the handler: reloads, operator actions,
+    # and the trace replayed with other manifests
     ("wire", "ops"),  # the gRPC edge; systemd, logs, metrics
     ("app",),  # the lifecycle
     ("cli",),  # the errord command, which starts the app
