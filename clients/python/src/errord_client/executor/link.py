@@ -9,6 +9,10 @@
 - Outcomes. Queued and sent in the background, never on a call's path; retried while
   errord is away, for ``outcome_patience`` seconds at most.
 - Turns. BeginTurn (a batch with a plan), EndTurn once the turn's outcomes are sent.
+- Trace context. When opentelemetry is importable, the context current where a failure,
+  an admission or an outcome is reported goes with its call (``traceparent`` in the
+  metadata, by the global propagator), so errord's span of the decision joins the agent's
+  trace; a batch of failures goes with its first one's. Without it nothing changes.
 
 One warning is logged when errord stops answering, and one line when it answers again.
 """
@@ -84,15 +88,49 @@ def as_struct(arguments: Any) -> struct_pb2.Struct:
     return struct
 
 
+Metadata = tuple[tuple[str, str], ...]
+Inject = Callable[[dict[str, str]], None]
+_NOT_TRIED: Any = object()
+_inject: Inject | None = _NOT_TRIED
+
+
+def _injector() -> Inject | None:
+    """opentelemetry's global ``propagate.inject``, imported on first use; None without it."""
+    global _inject
+    if _inject is _NOT_TRIED:
+        try:
+            from opentelemetry import propagate
+        except ImportError:
+            _inject = None
+        else:
+            _inject = propagate.inject
+    return _inject
+
+
+def traced(metadata: Metadata | None) -> Metadata | None:
+    """``metadata`` with the current OpenTelemetry context injected (W3C ``traceparent``
+    by default), when opentelemetry is installed and a context is current."""
+    inject = _injector()
+    if inject is None:
+        return metadata
+    carrier: dict[str, str] = {}
+    inject(carrier)
+    if not carrier:
+        return metadata
+    return (*(metadata or ()), *carrier.items())
+
+
 @dataclass
 class _Pending:
     request: pb.ReportFailureRequest
     answer: asyncio.Future[Verdict | None]
+    metadata: Metadata | None = None
 
 
 @dataclass
 class _Outcome:
     request: pb.ReportOutcomeRequest
+    metadata: Metadata | None = None
     first_tried: float = field(default_factory=time.monotonic)
 
 
@@ -128,7 +166,7 @@ class ErrordLink:
         answer: asyncio.Future[Verdict | None] = asyncio.get_running_loop().create_future()
         if not self._failures:
             asyncio.get_running_loop().call_soon(self._send_failures)
-        self._failures.append(_Pending(request, answer))
+        self._failures.append(_Pending(request, answer, traced(self.metadata)))
         return answer
 
     def _send_failures(self) -> None:
@@ -139,14 +177,14 @@ class ErrordLink:
         try:
             if len(batch) == 1:
                 response = await self.stub.ReportFailure(
-                    batch[0].request, timeout=self.decision_timeout, metadata=self.metadata
+                    batch[0].request, timeout=self.decision_timeout, metadata=batch[0].metadata
                 )
                 answers: Sequence[pb.RecoveryDecision | None] = [response.decision]
             else:
                 many = await self.stub.ReportFailures(
                     pb.ReportFailuresRequest(failures=[p.request for p in batch]),
                     timeout=self.decision_timeout,
-                    metadata=self.metadata,
+                    metadata=batch[0].metadata,
                 )
                 answers = [_answer(result) for result in many.results]
             self._answered()
@@ -166,7 +204,7 @@ class ErrordLink:
         """errord's admission of an attempt, or None if it does not answer in time."""
         try:
             response: pb.AdmitCallResponse = await self.stub.AdmitCall(
-                request, timeout=self.decision_timeout, metadata=self.metadata
+                request, timeout=self.decision_timeout, metadata=traced(self.metadata)
             )
         except grpc.aio.AioRpcError as error:
             self._unanswered(error)
@@ -206,7 +244,7 @@ class ErrordLink:
 
     def report_outcome(self, request: pb.ReportOutcomeRequest) -> None:
         """Queue an outcome; it is sent in the background."""
-        self._outcomes.append(_Outcome(request))
+        self._outcomes.append(_Outcome(request, traced(self.metadata)))
         self._outcomes_sent.clear()
         if self._sending is None or self._sending.done():
             self._sending = self._spawn(self._send_outcomes())
@@ -221,7 +259,7 @@ class ErrordLink:
         while self._outcomes:
             batch = list(self._outcomes)
             self._outcomes.clear()
-            sent = await asyncio.gather(*(self._send_outcome(o.request) for o in batch))
+            sent = await asyncio.gather(*(self._send_outcome(o) for o in batch))
             retry = [
                 outcome
                 for outcome, ok in zip(batch, sent, strict=True)
@@ -240,9 +278,9 @@ class ErrordLink:
                 wait = 0.05
         self._outcomes_sent.set()
 
-    async def _send_outcome(self, request: pb.ReportOutcomeRequest) -> bool:
+    async def _send_outcome(self, outcome: _Outcome) -> bool:
         try:
-            await self.stub.ReportOutcome(request, timeout=2.0, metadata=self.metadata)
+            await self.stub.ReportOutcome(outcome.request, timeout=2.0, metadata=outcome.metadata)
         except grpc.aio.AioRpcError as error:
             self._unanswered(error)
             # Only errord being away is worth another try; anything else would fail again.
