@@ -3,6 +3,8 @@
     python -m tests.benchmarks.report_failure                # 3 rounds, about 4 minutes
     python -m tests.benchmarks.report_failure --quick        # 1 round, about 30 seconds
     python -m tests.benchmarks.report_failure --errord-root /tmp/old-checkout --json out.json
+    python -m tests.benchmarks.report_failure --quick --otlp-sink   # spans exported, discarded
+    python -m tests.benchmarks.report_failure --errord-env OTEL_BSP_SCHEDULE_DELAY=1000
 
 Three servers, each its own process, all grpc.aio on loopback with the same options:
 
@@ -32,9 +34,12 @@ takes ReportFailures of 8 failures a call, 8 calls in flight (64 failures, as at
 widest closed loop), and its decisions per second are compared with ReportFailure's.
 
 The daemon runs in ``--errord-root`` with PYTHONPATH set to that checkout and its client
-package, so that another checkout's code is what runs (the header says which). The
-harness imports nothing from errord, so it measures any commit whatever state this
-checkout's daemon code is in.
+package, so that another checkout's code is what runs (the header says which), and with
+each ``--errord-env KEY=VALUE`` in its environment. ``--otlp-sink`` starts an OTLP/HTTP
+receiver that discards what it gets (tests/otlp_sink.py) and points errord's
+OpenTelemetry export at it (OTEL_EXPORTER_OTLP_ENDPOINT), to measure the decision path
+with export on. The harness imports nothing from errord, so it measures any commit
+whatever state this checkout's daemon code is in.
 """
 
 from __future__ import annotations
@@ -53,12 +58,13 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 from tests.benchmarks.loadgen import LATE_AFTER, Measurement
 from tests.benchmarks.servers import canned_response
+from tests.otlp_sink import OtlpReceiver
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ("errord", "echo", "durable-echo")
@@ -80,6 +86,10 @@ class Options:
     servers: tuple[str, ...]
     errord_root: Path
     json_path: Path | None
+    errord_env: dict[str, str] = field(default_factory=dict)
+    """Set in errord's environment (``--errord-env``)."""
+    otlp_sink: bool = False
+    """Export errord's spans to a discarding OTLP/HTTP receiver of the harness."""
 
 
 @dataclass(frozen=True)
@@ -129,13 +139,14 @@ def checkout_env(root: Path) -> dict[str, str]:
 
 
 class Server:
-    """A server process, started in ``cwd``; its address once stderr says ``serving on A,``."""
+    """A server process, started in ``cwd`` with ``env`` added to its environment; its
+    address once stderr says ``serving on A,``."""
 
-    def __init__(self, command: list[str], cwd: Path) -> None:
+    def __init__(self, command: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
             command,
             cwd=cwd,
-            env=checkout_env(cwd),
+            env={**checkout_env(cwd), **(env or {})},
             stdin=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -193,12 +204,14 @@ def errord_origin(root: Path) -> str:
     return f"{Path(found.stdout.strip()).parent} (commit {commit or 'unknown'})"
 
 
-def start_server(name: str, directory: Path, errord_root: Path) -> Server:
+def start_server(
+    name: str, directory: Path, errord_root: Path, errord_env: Mapping[str, str] | None = None
+) -> Server:
     home = directory / name
     home.mkdir()
     if name == "errord":
         serve = ["serve", "--listen", "127.0.0.1:0", "--db", str(home / "errord.db")]
-        return Server([sys.executable, "-m", "errord", *serve], errord_root)
+        return Server([sys.executable, "-m", "errord", *serve], errord_root, errord_env)
     command = [sys.executable, "-m", "tests.benchmarks.servers", name]
     if name == "durable-echo":
         command += ["--db", str(home / "rows.db")]
@@ -209,9 +222,13 @@ def start_server(name: str, directory: Path, errord_root: Path) -> Server:
 def running_servers(options: Options, directory: Path) -> Iterator[dict[str, Server]]:
     """Every chosen server, started once, stopped when the block ends."""
     with contextlib.ExitStack() as stack:
+        errord_env = dict(options.errord_env)
+        if options.otlp_sink:
+            sink = stack.enter_context(OtlpReceiver(keep=False))
+            errord_env.setdefault("OTEL_EXPORTER_OTLP_ENDPOINT", sink.endpoint)
         servers: dict[str, Server] = {}
         for name in options.servers:
-            servers[name] = start_server(name, directory, options.errord_root)
+            servers[name] = start_server(name, directory, options.errord_root, errord_env)
             stack.callback(servers[name].stop)
         yield servers
 
@@ -456,13 +473,24 @@ def header(options: Options) -> str:
         f"rounds: {options.rounds} (tables show medians), {options.warmup:g} s warm-up and "
         f"{options.duration:g} s measured per point\n"
         f"errord code: {errord_origin(options.errord_root)}\n"
+        f"errord environment: {environment(options)}\n"
         f"echo answer: a canned ReportFailureResponse of {response} bytes\n"
     )
+
+
+def environment(options: Options) -> str:
+    """What the errord process gets in its environment besides the checkout's path."""
+    added = [f"{key}={value}" for key, value in options.errord_env.items()]
+    if options.otlp_sink:
+        added.append("spans exported to a discarding OTLP/HTTP receiver (--otlp-sink)")
+    return ", ".join(added) or "as the harness's"
 
 
 def write_json(path: Path, options: Options, rate: float, records: Sequence[Record]) -> None:
     document = {
         "errord_root": str(options.errord_root),
+        "errord_env": options.errord_env,
+        "otlp_sink": options.otlp_sink,
         "rounds": options.rounds,
         "warmup_s": options.warmup,
         "duration_s": options.duration,
@@ -504,6 +532,19 @@ def parse(argv: Sequence[str] | None = None) -> Options:
     parser.add_argument("--errord-root", type=Path, default=ROOT, metavar="PATH")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every round's figures")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s points")
+    parser.add_argument(
+        "--errord-env",
+        type=setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set in errord's environment (repeatable)",
+    )
+    parser.add_argument(
+        "--otlp-sink",
+        action="store_true",
+        help="export errord's spans to a receiver that discards them (OpenTelemetry on)",
+    )
     args = parser.parse_args(argv)
     if args.rate is None and "echo" not in args.servers:
         parser.error("without echo among the servers, --rate is needed")
@@ -517,7 +558,16 @@ def parse(argv: Sequence[str] | None = None) -> Options:
         args.servers,
         args.errord_root.resolve(),
         args.json,
+        dict(args.errord_env),
+        args.otlp_sink,
     )
+
+
+def setting(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not equals or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
 
 
 def main(argv: Sequence[str] | None = None) -> None:
