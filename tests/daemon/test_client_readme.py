@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from errord_client.demo import manifests_directory
 
-from tests.daemon.test_docs import COMMAND_TIMEOUT, ROOT, start_daemon, walk_through
-from tests.helpers import DaemonProcess, start_process, subprocess_env
+from tests.helpers import ROOT, DaemonProcess, start_process, subprocess_env
+from tests.page_examples import COMMAND_TIMEOUT, broken_links, errord_serve, walk_through
 
 CLIENT_README = ROOT / "clients" / "python" / "README.md"
 SCENARIO = re.compile(r"^(\d+)\. ", flags=re.MULTILINE)
@@ -24,26 +24,22 @@ SCENARIO = re.compile(r"^(\d+)\. ", flags=re.MULTILINE)
 def readme_daemon(tmp_path: Path) -> Iterator[str]:
     """The port of the daemon the README's examples talk to (``errord serve`` on embedded
     defaults), in a directory of the test's own."""
-    (tmp_path / "daemon").mkdir()
-    daemon, port = start_daemon(tmp_path / "daemon")
-    yield port
-    daemon.send_signal(signal.SIGTERM)
-    assert daemon.wait(COMMAND_TIMEOUT) == 0
+    with errord_serve(tmp_path / "daemon") as port:
+        yield port
 
 
 @pytest.fixture
 def demo_daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
     """errord as a process with the demo's manifests."""
-    running = start_process(
-        "--listen",
-        "127.0.0.1:0",
-        "--db",
-        str(tmp_path / "demo.db"),
-        "--manifests",
-        str(manifests_directory()),
-    )
+    running = start_demo_daemon(tmp_path)
     yield running
     running.terminate(signal.SIGKILL)
+
+
+def start_demo_daemon(directory: Path, *options: str) -> DaemonProcess:
+    """errord serving the demo's manifests, with ``options``, its database in ``directory``."""
+    listen = ("--listen", "127.0.0.1:0", "--db", str(directory / "demo.db"))
+    return start_process(*options, *listen, "--manifests", str(manifests_directory()))
 
 
 def demo(*args: str) -> subprocess.CompletedProcess[str]:
@@ -126,22 +122,7 @@ def test_the_demo_against_a_daemon_without_its_manifests_says_how_to_start_one(
 
 
 def test_every_link_of_the_client_readme_leads_to_a_file_and_heading_that_exist() -> None:
-    text = CLIENT_README.read_text()
-    broken = []
-    for target in re.findall(r"\]\(([^)\s]+)\)", text):
-        path, _, anchor = target.partition("#")
-        linked = (CLIENT_README.parent / path).resolve() if path else CLIENT_README
-        if not linked.exists():
-            broken.append(target)
-        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked.read_text()):
-            broken.append(f"{target} (no such heading)")
-    assert not broken
-
-
-def anchors(page: str) -> set[str]:
-    """The anchors GitHub gives the page's headings."""
-    headings = re.findall(r"^#+ (.+)$", page, flags=re.MULTILINE)
-    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+    assert not broken_links(CLIENT_README)
 
 
 def test_the_demo_sends_its_token_to_a_daemon_that_wants_one(tmp_path: Path) -> None:
@@ -149,16 +130,7 @@ def test_the_demo_sends_its_token_to_a_daemon_that_wants_one(tmp_path: Path) -> 
     with it every scenario runs."""
     (tmp_path / "token").write_text("d3mo-t0ken\n")
     (tmp_path / "errord.toml").write_text(f'token_file = "{tmp_path / "token"}"\n')
-    running = start_process(
-        "--config",
-        str(tmp_path / "errord.toml"),
-        "--listen",
-        "127.0.0.1:0",
-        "--db",
-        str(tmp_path / "demo.db"),
-        "--manifests",
-        str(manifests_directory()),
-    )
+    running = start_demo_daemon(tmp_path, "--config", str(tmp_path / "errord.toml"))
     try:
         refused = demo("--target", running.address)
         allowed = demo("--target", running.address, "--token", "d3mo-t0ken")
