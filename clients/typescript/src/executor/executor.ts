@@ -71,6 +71,7 @@ export class Executor {
   readonly link: ErrordLink;
   private readonly watching = new AbortController();
   private watch: Promise<void> | undefined;
+  private ready: Promise<void> | undefined;
   private readonly watchTools: boolean;
 
   constructor(options: ExecutorOptions = {}) {
@@ -83,11 +84,19 @@ export class Executor {
     this.watchTools = options.watchTools ?? true;
   }
 
-  /** Connect and wait, `syncTimeout` seconds at most, for errord's tool policies. The
-   * first batch starts the executor by itself; this only spares its calls the wait. */
-  async start(syncTimeout = 1): Promise<void> {
-    this.started();
-    if (this.watch !== undefined) await Promise.race([this.board.whenSynced(), sleep(syncTimeout)]);
+  /** Connect and wait, `syncTimeout` seconds at most, for errord's tool policies (their
+   * timeouts and breakers). The first batch starts the executor by itself, and waits so
+   * too; calling this ahead spares the first calls the wait. */
+  start(syncTimeout = 1): Promise<void> {
+    this.ready ??= this.sync(syncTimeout);
+    return this.ready;
+  }
+
+  private async sync(syncTimeout: number): Promise<void> {
+    if (this.watchTools) {
+      this.watch = this.board.follow(this.client, this.watching.signal);
+      await Promise.race([this.board.whenSynced(), sleep(syncTimeout, this.watching.signal)]);
+    }
   }
 
   /** Send what is still queued (`patience` seconds at most), then stop. */
@@ -108,7 +117,7 @@ export class Executor {
    * `dependsOn`. One result per call, in order; never rejects for a tool's failure or
    * errord's. */
   async executeToolBatch(calls: readonly RawToolCall[], options: RunOptions = {}): Promise<ToolResult[]> {
-    this.started();
+    await this.start();
     const turnId = options.turnId ?? `turn-${randomUUID()}`;
     const batch = new Batch(turnId, planOf(calls.map(toolCall)));
     if (batch.plan.dependencies) await this.link.beginTurn(batch.plan.begin(turnId));
@@ -121,12 +130,6 @@ export class Executor {
     );
     if (results.length > 0) this.link.endTurn(turnId);
     return results;
-  }
-
-  private started(): void {
-    if (this.watchTools && this.watch === undefined) {
-      this.watch = this.board.follow(this.client, this.watching.signal);
-    }
   }
 
   private async run(call: ToolCall, batch: Batch): Promise<ToolResult> {

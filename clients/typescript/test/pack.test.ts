@@ -1,0 +1,29 @@
+/** `npm pack` makes a package that installs into a fresh project, whose ESM import gives
+ * the executor and the clients, with their type declarations shipped. */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { test } from "node:test";
+import { REPO, scratch } from "./helpers.js";
+
+const PACKAGE = resolve(REPO, "clients/typescript");
+const npm = (args: string[], cwd: string): string =>
+  execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8" });
+
+test("npm pack's tarball installs into a fresh project and imports", () => {
+  const out = scratch();
+  npm(["pack", "--pack-destination", out], PACKAGE);
+  const [tarball] = readdirSync(out).filter((name) => name.endsWith(".tgz"));
+  assert.ok(tarball, "npm pack made no tarball");
+  const project = scratch();
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "fresh", version: "1.0.0", type: "module", private: true }));
+  npm(["install", "--prefer-offline", join(out, tarball)], project);
+  const shown = execFileSync(
+    process.execPath,
+    ["--input-type=module", "-e", "const m = await import('@errord/client'); console.log([typeof m.Executor, typeof m.ErrordClient, typeof m.toOpenAI].join(' '))"],
+    { cwd: project, encoding: "utf8" },
+  );
+  assert.equal(shown.trim(), "function function function");
+  assert.ok(existsSync(join(project, "node_modules/@errord/client/dist/index.d.ts")));
+});

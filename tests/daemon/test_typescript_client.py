@@ -1,0 +1,56 @@
+"""The TypeScript client's own tests (clients/typescript, Node's test runner), run against
+errord processes they start with this interpreter (ERRORD_PYTHON).
+
+Without Node.js on PATH the test is skipped, except in CI (CI set), where it fails
+saying what to install: a machine that cannot run them must not pass silently.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "clients" / "typescript"
+NEEDS_NODE = (
+    "Node.js 20+ is needed to test clients/typescript: install it or put `node` and `npm` "
+    "on PATH (https://nodejs.org)"
+)
+
+
+def _node_or_skip() -> None:
+    if shutil.which("node") and shutil.which("npm"):
+        return
+    if os.environ.get("CI"):
+        pytest.fail(NEEDS_NODE)
+    pytest.skip(NEEDS_NODE)
+
+
+def _run(*command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, cwd=PACKAGE, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def _installed() -> bool:
+    """True when node_modules holds what package-lock.json asks (npm writes its copy)."""
+    copy = PACKAGE / "node_modules" / ".package-lock.json"
+    lock = PACKAGE / "package-lock.json"
+    return copy.exists() and copy.stat().st_mtime >= lock.stat().st_mtime
+
+
+def test_the_typescript_client_passes_its_node_tests() -> None:
+    """`npm ci` (when node_modules is missing or older than the lock) then `npm test` in
+    clients/typescript exit 0: the client, the executor's cases against errord processes,
+    and the packed tarball installing into a fresh project."""
+    _node_or_skip()
+    env = dict(os.environ, ERRORD_PYTHON=sys.executable)
+    if not _installed():
+        installed = _run("npm", "ci", "--no-audit", "--no-fund", env=env)
+        assert installed.returncode == 0, f"npm ci failed:\n{installed.stdout}\n{installed.stderr}"
+    tested = _run("npm", "test", env=env)
+    assert tested.returncode == 0, f"npm test failed:\n{tested.stdout}\n{tested.stderr}"
