@@ -43,6 +43,7 @@ from errord.state.projections import Projections
 from errord.state.store import Salvage, Store
 from errord.wire.drain import Drain
 from errord.wire.operator import OperatorService
+from errord.wire.replay import Replays
 from errord.wire.server import SERVED_SERVICES, Access, start_server
 from errord.wire.service import ErrorHandlerService
 from errord.wire.telemetry import telemetry_from
@@ -118,7 +119,7 @@ async def serve(
             running = await start_server(
                 settings.listen,
                 errors,
-                OperatorService(board, actions, clock, reloader),
+                OperatorService(board, actions, clock, reloader, Replays(settings)),
                 reflection_on=settings.reflection,
                 access=Access.from_settings(settings),
             )

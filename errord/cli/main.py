@@ -1,4 +1,5 @@
-"""The errord command: ``serve``, ``check DIR``, and for a running daemon ``trace``,
+"""The errord command: ``serve``, ``check DIR``, ``replay`` (errord.cli.replay, which has
+its own exit codes), and for a running daemon ``trace``,
 ``tail``, ``breakers``, ``breaker``, ``stats``, ``memory``, ``health`` and ``reload``.
 
 The commands for a running daemon share ``--target ADDR`` (a unix socket path,
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from errord import __version__
 from errord.cli import commands as ops
+from errord.cli import replay
 from errord.cli.connection import (
     CALL_TIMEOUT,
     Daemon,
@@ -106,6 +108,7 @@ def parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="validate a directory of tool manifests")
     check.add_argument("directory", type=Path, metavar="DIR")
+    replay.add_parser(commands)
 
     _add_operator_commands(commands)
     return root
@@ -391,6 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_serve(args)
     if args.command == "check":
         return run_check(args)
+    if args.command == "replay":
+        return replay.run_replay(args)
     return run_operator(args)
 
 

@@ -38,10 +38,14 @@ def engine_for(settings: Settings) -> Engine:
     )
 
 
-def load_manifests(directory: Path, settings: Settings) -> ManifestSnapshot:
-    """The manifests of ``directory`` with the breaker defaults of ``settings``; raises
-    ManifestError listing every problem (file:line)."""
-    return load_manifest_dir(directory, ToolDefaults(breaker=settings.breaker_defaults()))
+def load_manifests(directory: Path | None, settings: Settings) -> ManifestSnapshot:
+    """The manifests of ``directory`` (None: none, every tool on the default policy) with
+    the breaker defaults of ``settings``; raises ManifestError listing every problem
+    (file:line)."""
+    defaults = ToolDefaults(breaker=settings.breaker_defaults())
+    if directory is None:
+        return ManifestSnapshot(defaults=defaults)
+    return load_manifest_dir(directory, defaults)
 
 
 def replay_database(

@@ -8,6 +8,9 @@ errord.wire.requests, answers encoded in errord.wire.responses.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import Any
+
 import grpc
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import message
@@ -19,7 +22,8 @@ from errord.reload import ManifestReloader
 from errord.state.health import ToolHealthBoard
 from errord.wire import requests, responses
 from errord.wire.decoding import decode
-from errord.wire.status import Handle, unary_handlers
+from errord.wire.replay import Replays, replay_request_from_proto
+from errord.wire.status import Handle, abort, unary_handlers
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["OperatorService"].full_name
 
@@ -33,11 +37,27 @@ class OperatorService:
         actions: OperatorActions,
         clock: Clock,
         reloader: ManifestReloader | None = None,
+        replays: Replays | None = None,
     ) -> None:
         self._board = board
         self._actions = actions
         self._clock = clock
         self._reloader = reloader
+        self._replays = replays
+
+    async def replay_manifests(
+        self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bytes]:
+        """ReplayManifests: progress, then the summary (errord.wire.replay), serialized
+        here as every stream's responses are; any error answered with its status."""
+        try:
+            asked = replay_request_from_proto(decode(pb.ReplayManifestsRequest, data))
+            if self._replays is None:
+                raise NoManifestDirectory("this errord does not replay its trace")
+            async for response in self._replays.replay(asked):
+                yield response.SerializeToString()
+        except Exception as error:  # every error is answered with a status, never UNKNOWN
+            await abort(context, error)
 
     async def reload_manifests(self, data: bytes) -> pb.ReloadManifestsResponse:
         by = requests.reload_by_from_proto(decode(pb.ReloadManifestsRequest, data))
@@ -120,4 +140,8 @@ def rpc_handlers(service: OperatorService) -> grpc.GenericRpcHandler:
         "RecallEpisodes": (service.recall_episodes, pb.RecallEpisodesResponse),
         "ReloadManifests": (service.reload_manifests, pb.ReloadManifestsResponse),
     }
-    return grpc.method_handlers_generic_handler(SERVICE_NAME, unary_handlers(methods))
+    handlers = unary_handlers(methods)
+    handlers["ReplayManifests"] = grpc.unary_stream_rpc_method_handler(
+        service.replay_manifests, response_serializer=None
+    )
+    return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)

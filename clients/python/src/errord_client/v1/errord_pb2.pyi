@@ -163,6 +163,92 @@ DROP_REASON_UNSPECIFIED: DropReason
 DROP_REASON_DUPLICATE: DropReason
 DROP_REASON_UNKNOWN_CALL: DropReason
 
+class ReplayManifestsRequest(_message.Message):
+    __slots__ = ("manifests_dir", "since", "tool", "examples")
+    MANIFESTS_DIR_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    EXAMPLES_FIELD_NUMBER: _ClassVar[int]
+    manifests_dir: str
+    since: _timestamp_pb2.Timestamp
+    tool: str
+    examples: int
+    def __init__(self, manifests_dir: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tool: _Optional[str] = ..., examples: _Optional[int] = ...) -> None: ...
+
+class ReplayManifestsResponse(_message.Message):
+    __slots__ = ("progress", "summary")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    progress: ReplayProgress
+    summary: ReplaySummary
+    def __init__(self, progress: _Optional[_Union[ReplayProgress, _Mapping]] = ..., summary: _Optional[_Union[ReplaySummary, _Mapping]] = ...) -> None: ...
+
+class ReplayProgress(_message.Message):
+    __slots__ = ("replayed", "total")
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    replayed: int
+    total: int
+    def __init__(self, replayed: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
+
+class ReplaySummary(_message.Message):
+    __slots__ = ("failures", "changed", "outcomes", "changes", "retry_wait_before", "retry_wait_after", "breaker_openings_before", "breaker_openings_after", "escalations_before", "escalations_after", "rate", "events")
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    RETRY_WAIT_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_WAIT_AFTER_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_OPENINGS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_OPENINGS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    ESCALATIONS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    ESCALATIONS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    RATE_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    failures: int
+    changed: int
+    outcomes: int
+    changes: _containers.RepeatedCompositeFieldContainer[ReplayChange]
+    retry_wait_before: _duration_pb2.Duration
+    retry_wait_after: _duration_pb2.Duration
+    breaker_openings_before: int
+    breaker_openings_after: int
+    escalations_before: int
+    escalations_after: int
+    rate: float
+    events: int
+    def __init__(self, failures: _Optional[int] = ..., changed: _Optional[int] = ..., outcomes: _Optional[int] = ..., changes: _Optional[_Iterable[_Union[ReplayChange, _Mapping]]] = ..., retry_wait_before: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_wait_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., breaker_openings_before: _Optional[int] = ..., breaker_openings_after: _Optional[int] = ..., escalations_before: _Optional[int] = ..., escalations_after: _Optional[int] = ..., rate: _Optional[float] = ..., events: _Optional[int] = ...) -> None: ...
+
+class ReplayChange(_message.Message):
+    __slots__ = ("kind", "before", "after", "count", "examples")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    EXAMPLES_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    before: str
+    after: str
+    count: int
+    examples: _containers.RepeatedCompositeFieldContainer[ReplayExample]
+    def __init__(self, kind: _Optional[str] = ..., before: _Optional[str] = ..., after: _Optional[str] = ..., count: _Optional[int] = ..., examples: _Optional[_Iterable[_Union[ReplayExample, _Mapping]]] = ...) -> None: ...
+
+class ReplayExample(_message.Message):
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "reason_before", "reason_after")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    REASON_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    REASON_AFTER_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    call_id: str
+    tool: str
+    attempt: int
+    reason_before: str
+    reason_after: str
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., reason_before: _Optional[str] = ..., reason_after: _Optional[str] = ...) -> None: ...
+
 class ReloadManifestsRequest(_message.Message):
     __slots__ = ("by",)
     BY_FIELD_NUMBER: _ClassVar[int]

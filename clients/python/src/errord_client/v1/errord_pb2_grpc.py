@@ -627,6 +627,11 @@ class OperatorServiceStub:
                 request_serializer=errord_dot_v1_dot_errord__pb2.ReloadManifestsRequest.SerializeToString,
                 response_deserializer=errord_dot_v1_dot_errord__pb2.ReloadManifestsResponse.FromString,
                 _registered_method=True)
+        self.ReplayManifests = channel.unary_stream(
+                '/errord.v1.OperatorService/ReplayManifests',
+                request_serializer=errord_dot_v1_dot_errord__pb2.ReplayManifestsRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.ReplayManifestsResponse.FromString,
+                _registered_method=True)
 
 
 class OperatorServiceServicer:
@@ -693,6 +698,18 @@ class OperatorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReplayManifests(self, request, context):
+        """ReplayManifests re-decides every recorded failure (and folds every
+        recorded outcome) in trace order with the manifests of another directory,
+        on a read-only snapshot of the database and from an empty state, and says
+        what would have been decided differently. Nothing is recorded. It streams
+        progress on a long trace, then one summary. INVALID_ARGUMENT when the
+        manifests are invalid (each problem a field violation, "file:line").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -730,6 +747,11 @@ def add_OperatorServiceServicer_to_server(servicer, server):
                     servicer.ReloadManifests,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.ReloadManifestsRequest.FromString,
                     response_serializer=errord_dot_v1_dot_errord__pb2.ReloadManifestsResponse.SerializeToString,
+            ),
+            'ReplayManifests': grpc.unary_stream_rpc_method_handler(
+                    servicer.ReplayManifests,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.ReplayManifestsRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.ReplayManifestsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -923,6 +945,33 @@ class OperatorService:
             '/errord.v1.OperatorService/ReloadManifests',
             errord_dot_v1_dot_errord__pb2.ReloadManifestsRequest.SerializeToString,
             errord_dot_v1_dot_errord__pb2.ReloadManifestsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReplayManifests(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/errord.v1.OperatorService/ReplayManifests',
+            errord_dot_v1_dot_errord__pb2.ReplayManifestsRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.ReplayManifestsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,159 @@
+"""``errord replay`` and ReplayManifests against a real database, written by a real
+daemon that keeps running: exit 0 when nothing would change, 1 when something would, 78
+for invalid manifests (file:line); the RPC streams progress, then the summary, and
+answers invalid manifests with INVALID_ARGUMENT naming file:line."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from errord_client import ErrordClient, pb
+from errord_client.v1 import errord_pb2_grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from tests.helpers import DaemonProcess, run_errord, start_process
+
+IN_FORCE = """\
+tools:
+  - name: weather
+    circuit_breaker: {failure_threshold: 100}
+  - name: search
+"""
+PERMANENT_503 = IN_FORCE.replace(
+    "  - name: weather\n",
+    "  - name: weather\n    classification:\n      - {http_status: 503, class: permanent}\n",
+)
+BROKEN = """\
+tools:
+  - name: weather
+    retry_policy:
+      max_attempts: five
+"""
+WEATHER_FAILURES = 12
+
+
+def directory(path: Path, text: str) -> Path:
+    path.mkdir()
+    (path / "tools.yaml").write_text(text)
+    return path
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
+    """errord serving IN_FORCE, with a trace of weather 503s and search timeouts."""
+    running = start_process(
+        "--listen", "127.0.0.1:0", "--db", str(tmp_path / "errord.db"),
+        "--manifests", str(directory(tmp_path / "in_force", IN_FORCE)),
+    )  # fmt: skip
+    try:
+        with ErrordClient(running.address) as errord:
+            for turn in range(WEATHER_FAILURES):
+                errord.report_failure(
+                    turn_id=f"t{turn}", call_id="c", tool="weather", attempt=1,
+                    http_status=503, message="HTTP 503 Service Unavailable",
+                )  # fmt: skip
+                errord.report_failure(
+                    turn_id=f"t{turn}", call_id="d", tool="search", attempt=1,
+                    code=pb.ERROR_CODE_TIMEOUT,
+                )  # fmt: skip
+        yield running
+    finally:
+        running.terminate()
+
+
+def replay(tmp_path: Path, manifests: Path, *extra: str) -> tuple[int, str, str]:
+    done = run_errord(
+        "replay", "--manifests", str(manifests), "--db", str(tmp_path / "errord.db"), *extra
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_replay_exits_0_with_the_manifests_in_force(daemon: DaemonProcess, tmp_path: Path) -> None:
+    status, out, err = replay(tmp_path, tmp_path / "in_force")
+    assert status == 0, err
+    assert f"{2 * WEATHER_FAILURES} failures re-decided, 0 decided otherwise" in out
+    assert "nothing would change" in out
+    assert err == ""  # no progress bar: stderr is not a terminal
+
+
+def test_replay_exits_1_and_counts_what_would_change(daemon: DaemonProcess, tmp_path: Path) -> None:
+    status, out, err = replay(tmp_path, directory(tmp_path / "new", PERMANENT_503))
+    assert status == 1, err
+    assert f"TRANSIENT/UNAVAILABLE -> PERMANENT/UNAVAILABLE: {WEATHER_FAILURES}" in out
+    assert f"RETRY -> ESCALATE: {WEATHER_FAILURES}" in out
+    before, after = re.search(r"escalations: (\d+) -> (\d+)", out).groups()  # type: ignore[union-attr]
+    assert int(after) - int(before) == WEATHER_FAILURES
+
+    status, out, _ = replay(tmp_path, tmp_path / "new", "--json", "--tool", "search")
+    assert status == 0
+    assert json.loads(out)["failures"] == str(WEATHER_FAILURES)  # proto3 JSON: uint64 as text
+
+
+def test_replay_exits_78_naming_file_and_line_of_invalid_manifests(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    status, out, err = replay(tmp_path, directory(tmp_path / "broken", BROKEN))
+    assert status == 78
+    assert out == ""
+    assert f"{tmp_path / 'broken' / 'tools.yaml'}:4: " in err
+    assert err.rstrip().endswith("1 problem")
+
+
+def test_replay_exits_66_without_a_database(tmp_path: Path) -> None:
+    status, _, err = replay(tmp_path, directory(tmp_path / "in_force", IN_FORCE))
+    assert status == 66
+    assert "no trace database" in err
+
+
+def test_the_rpc_streams_progress_then_the_summary(daemon: DaemonProcess, tmp_path: Path) -> None:
+    new = directory(tmp_path / "new", PERMANENT_503)
+    with grpc.insecure_channel(daemon.address) as channel:
+        operator = errord_pb2_grpc.OperatorServiceStub(channel)
+        responses = list(
+            operator.ReplayManifests(pb.ReplayManifestsRequest(manifests_dir=str(new)))
+        )
+    *progress, last = responses
+    assert progress
+    assert all(r.WhichOneof("result") == "progress" for r in progress)
+    assert progress[-1].progress.replayed == progress[-1].progress.total > 0
+    summary = last.summary
+    assert (summary.failures, summary.changed) == (2 * WEATHER_FAILURES, WEATHER_FAILURES)
+    kinds = {(c.kind, c.before, c.after): c.count for c in summary.changes}
+    assert kinds[("action", "RETRY", "ESCALATE")] == WEATHER_FAILURES
+    assert len(summary.changes[0].examples) == 3
+
+
+def test_the_rpc_answers_invalid_manifests_with_their_file_and_line(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    broken = directory(tmp_path / "broken", BROKEN)
+    with grpc.insecure_channel(daemon.address) as channel:
+        operator = errord_pb2_grpc.OperatorServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as failed:
+            list(operator.ReplayManifests(pb.ReplayManifestsRequest(manifests_dir=str(broken))))
+    error = failed.value
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
+    status = rpc_status.from_call(error)
+    assert status is not None
+    request = error_details_pb2.BadRequest()
+    assert status.details[0].Unpack(request)
+    [violation] = request.field_violations
+    assert violation.field == "manifests_dir"
+    assert violation.description.startswith(f"{broken / 'tools.yaml'}:4: ")
+
+
+def test_the_rpc_without_a_directory_replays_the_daemons_own_manifests(
+    daemon: DaemonProcess,
+) -> None:
+    """An empty manifests_dir is the daemon's directory as it is now: nothing changes."""
+    with grpc.insecure_channel(daemon.address) as channel:
+        operator = errord_pb2_grpc.OperatorServiceStub(channel)
+        *_, last = operator.ReplayManifests(pb.ReplayManifestsRequest())
+    assert last.summary.failures == 2 * WEATHER_FAILURES
+    assert last.summary.changed == 0
