@@ -65,8 +65,10 @@ class ReplayState:
     breakers: dict[str, BreakerState] = field(default_factory=dict)
     memory: dict[MemoryKey, MemoryStats] = field(default_factory=dict)
 
-    def folds(self) -> tuple[tuple[Fold[Any, Any], dict[Any, Any]], ...]:
-        return (
+    _folds: tuple[tuple[Fold[Any, Any], dict[Any, Any]], ...] = ()
+
+    def __post_init__(self) -> None:
+        self._folds = (
             (CallFold(), self.calls),
             (TurnFold(), self.turns),
             (BreakerFold(), self.breakers),
@@ -75,6 +77,16 @@ class ReplayState:
 
     def remembered(self, tool: str, signature_key: str) -> MemoryStats | None:
         return self.memory.get(MemoryKey(tool, signature_key))
+
+    def apply(self, event: TraceEvent) -> None:
+        """Fold ``event`` into every state it changes."""
+        for fold, states in self._folds:
+            for key in fold.keys(event):
+                after = fold.apply(key, states.get(key), event)
+                if after is None:
+                    states.pop(key, None)
+                else:
+                    states[key] = after
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +111,6 @@ class Replayer:
         self.state = ReplayState()
         self._engine = engine
         self._manifests = manifests
-        self._folds = self.state.folds()
         self._on_events = on_events
         self.outcomes = 0
         """Outcomes folded so far."""
@@ -212,13 +223,7 @@ class Replayer:
             self._on_events(event, details)
 
     def _apply(self, event: TraceEvent) -> None:
-        for fold, states in self._folds:
-            for key in fold.keys(event):
-                after = fold.apply(key, states.get(key), event)
-                if after is None:
-                    states.pop(key, None)
-                else:
-                    states[key] = after
+        self.state.apply(event)
 
 
 def refused(report: FailureReport) -> ToolFailure:

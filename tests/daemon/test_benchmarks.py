@@ -56,6 +56,14 @@ def test_the_engine_micro_benchmark_reports_each_step() -> None:
         assert f"{step} " in text
 
 
+def test_the_replay_benchmark_builds_a_trace_and_replays_it_unchanged(tmp_path: Path) -> None:
+    text = run(
+        "tests.benchmarks.replay", "--failures", "500", "--db", str(tmp_path / "trace.db")
+    )  # fmt: skip
+    assert "500 failures re-decided" in text
+    assert "replay rate: " in text  # and it exited 0: no decision changed
+
+
 def test_the_load_generator_sends_batches_of_failures(daemon_process: DaemonProcess) -> None:
     pid = str(daemon_process.process.pid)
     text = run(
