@@ -28,7 +28,9 @@ export const file_errord_v1_errord: GenFile = /*@__PURE__*/
  */
 export type ReplayManifestsRequest = Message<"errord.v1.ReplayManifestsRequest"> & {
   /**
-   * A directory of manifests on the daemon's host. Required.
+   * A directory of manifests on the daemon's host; empty: the daemon's own
+   * manifests directory as it is now on disk (what a reload would change), or
+   * no manifests when it serves none.
    *
    * @generated from field: string manifests_dir = 1;
    */
