@@ -15,7 +15,7 @@
  * request). `OperatorClient` does the same for OperatorService, whose RPCs need the
  * operator token when errord has one.
  */
-import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { createClient, type CallOptions as ConnectCallOptions, type Client, type Transport } from "@connectrpc/connect";
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import * as pb from "./gen/errord/v1/errord_pb.js";
 import { ErrordError } from "./errors.js";
@@ -28,13 +28,15 @@ export interface CallOptions {
   readonly timeout?: number;
   /** Cancels the call. */
   readonly signal?: AbortSignal;
+  /** Request headers (gRPC metadata) sent with the call, as trace context. */
+  readonly headers?: ConnectCallOptions["headers"];
 }
 
 type Request<Desc extends DescMessage> = PlainInit<MessageShape<Desc>>;
 type Response<Desc extends DescMessage> = Promise<Plain<MessageShape<Desc>>>;
 type Unary<I extends DescMessage, O extends DescMessage> = (
   request: MessageShape<I>,
-  options: { timeoutMs?: number; signal?: AbortSignal },
+  options: { timeoutMs?: number; signal?: AbortSignal; headers?: ConnectCallOptions["headers"] },
 ) => Promise<MessageShape<O>>;
 
 /** The connection a client shares with others, or makes for itself. */
@@ -53,7 +55,7 @@ export async function callUnary<I extends DescMessage, O extends DescMessage>(
   const message = toMessage(input, request);
   const timeoutMs = options.timeout === undefined ? undefined : Math.max(1, Math.round(options.timeout * 1000));
   try {
-    return fromMessage(output, await method(message, { timeoutMs, signal: options.signal }));
+    return fromMessage(output, await method(message, { timeoutMs, signal: options.signal, headers: options.headers }));
   } catch (error) {
     throw ErrordError.from(error);
   }

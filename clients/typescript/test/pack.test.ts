@@ -1,5 +1,6 @@
 /** `npm pack` makes a package that installs into a fresh project, whose ESM import gives
- * the executor and the clients, with their type declarations shipped. */
+ * the executor and the clients, with their type declarations shipped; the optional peer
+ * `@opentelemetry/api` is not installed with it, and a call runs without it. */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
@@ -11,7 +12,17 @@ const PACKAGE = resolve(REPO, "clients/typescript");
 const npm = (args: string[], cwd: string): string =>
   execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8" });
 
-test("npm pack's tarball installs into a fresh project and imports", () => {
+/** An executor run, errord away, in a project without `@opentelemetry/api`: its import
+ * fails quietly and the call goes on. */
+const WITHOUT_OPENTELEMETRY = `
+const { Executor, mockTool } = await import('@errord/client');
+const executor = new Executor({ tools: [mockTool('t', { answer: 1 })], target: '127.0.0.1:1', decisionTimeout: 0.05, logger: { warn() {} } });
+const result = await executor.executeTool({ id: 'c1', name: 't', arguments: {} });
+await executor.close(0.1);
+console.log(result.status);
+`;
+
+test("npm pack's tarball installs into a fresh project without the optional @opentelemetry/api, imports, and runs a call", () => {
   const out = scratch();
   npm(["pack", "--pack-destination", out], PACKAGE);
   const [tarball] = readdirSync(out).filter((name) => name.endsWith(".tgz"));
@@ -26,4 +37,7 @@ test("npm pack's tarball installs into a fresh project and imports", () => {
   );
   assert.equal(shown.trim(), "function function function");
   assert.ok(existsSync(join(project, "node_modules/@errord/client/dist/index.d.ts")));
+  assert.ok(!existsSync(join(project, "node_modules/@opentelemetry/api")), "the optional peer @opentelemetry/api was installed");
+  const ran = execFileSync(process.execPath, ["--input-type=module", "-e", WITHOUT_OPENTELEMETRY], { cwd: project, encoding: "utf8" });
+  assert.equal(ran.trim(), "succeeded");
 });

@@ -9,6 +9,10 @@
  * - Outcomes. Queued and sent in the background, never on a call's path; retried while
  *   errord is away, for `outcomePatience` seconds at most.
  * - Turns. BeginTurn (a batch with a plan), EndTurn once the turn's outcomes are sent.
+ * - Trace context. When `@opentelemetry/api` is installed, the context active where a
+ *   failure, an admission or an outcome is reported goes with its call (`traceparent` in
+ *   the headers, by the global propagator: `tracing.ts`), so errord's span of the decision
+ *   joins the agent's trace; a batch of failures goes with its first one's.
  *
  * One warning is logged when errord stops answering, and one when it answers again.
  */
@@ -24,6 +28,7 @@ import type { ErrordClient } from "../client.js";
 import { ErrordError } from "../errors.js";
 import type { Plain, PlainInit } from "../plain.js";
 import { sleep } from "./board.js";
+import { loadInjector, traceHeaders, type TraceHeaders } from "./tracing.js";
 import { fromDecision, type Verdict } from "./verdict.js";
 
 /** Where the executor says that errord stopped, or started again, answering. */
@@ -34,11 +39,13 @@ export interface Logger {
 interface Pending {
   readonly request: PlainInit<ReportFailureRequest>;
   readonly answer: (verdict: Verdict | undefined) => void;
+  readonly headers: Promise<TraceHeaders | undefined>;
 }
 
 interface Outcome {
   readonly request: PlainInit<ReportOutcomeRequest>;
   readonly firstTried: number;
+  readonly headers: Promise<TraceHeaders | undefined>;
 }
 
 /** Calls errord for the executor; never throws for errord being away. */
@@ -56,13 +63,15 @@ export class ErrordLink {
     private readonly log: Logger,
     readonly decisionTimeout = 0.25,
     readonly outcomePatience = 30,
-  ) {}
+  ) {
+    void loadInjector(); // ready before the first failure's deadline starts
+  }
 
   /** errord's verdict on one failure, or undefined if it does not answer in time. */
   decide(request: PlainInit<ReportFailureRequest>): Promise<Verdict | undefined> {
     return new Promise((answer) => {
       if (this.failures.length === 0) setImmediate(() => this.sendFailures());
-      this.failures.push({ request, answer });
+      this.failures.push({ request, answer, headers: traceHeaders() });
     });
   }
 
@@ -74,9 +83,10 @@ export class ErrordLink {
 
   private async report(batch: Pending[]): Promise<void> {
     let answers: (Verdict | undefined)[] = [];
-    const options = { timeout: this.decisionTimeout, signal: this.closing.signal };
+    const [only] = batch;
+    const headers = await only?.headers;
+    const options = { timeout: this.decisionTimeout, signal: this.closing.signal, headers };
     try {
-      const [only] = batch;
       if (batch.length === 1 && only !== undefined) {
         const response = await this.client.reportFailure(only.request, options);
         answers = [response.decision && fromDecision(response.decision)];
@@ -100,7 +110,8 @@ export class ErrordLink {
   /** errord's admission of an attempt, or undefined if it does not answer in time. */
   async admit(request: PlainInit<AdmitCallRequest>): Promise<Plain<AdmitCallResponse> | undefined> {
     try {
-      const response = await this.client.admitCall(request, { timeout: this.decisionTimeout, signal: this.closing.signal });
+      const headers = await traceHeaders();
+      const response = await this.client.admitCall(request, { timeout: this.decisionTimeout, signal: this.closing.signal, headers });
       this.answered();
       return response;
     } catch (error) {
@@ -137,7 +148,7 @@ export class ErrordLink {
 
   /** Queue an outcome; it is sent in the background. */
   reportOutcome(request: PlainInit<ReportOutcomeRequest>): void {
-    this.outcomes.push({ request, firstTried: performance.now() });
+    this.outcomes.push({ request, firstTried: performance.now(), headers: traceHeaders() });
     this.sending ??= this.spawn(this.sendOutcomes()).finally(() => {
       this.sending = undefined;
     });
@@ -152,7 +163,7 @@ export class ErrordLink {
     let wait = 0.05;
     while (this.outcomes.length > 0 && !this.closing.signal.aborted) {
       const batch = this.outcomes.splice(0);
-      const sent = await Promise.all(batch.map((outcome) => this.sendOutcome(outcome.request)));
+      const sent = await Promise.all(batch.map((outcome) => this.sendOutcome(outcome)));
       const now = performance.now();
       const retry = batch.filter((outcome, i) => !sent[i] && now - outcome.firstTried < this.outcomePatience * 1000);
       const lost = sent.filter((ok) => !ok).length - retry.length;
@@ -167,9 +178,10 @@ export class ErrordLink {
     }
   }
 
-  private async sendOutcome(request: PlainInit<ReportOutcomeRequest>): Promise<boolean> {
+  private async sendOutcome(outcome: Outcome): Promise<boolean> {
     try {
-      await this.client.reportOutcome(request, { timeout: 2, signal: this.closing.signal });
+      const headers = await outcome.headers;
+      await this.client.reportOutcome(outcome.request, { timeout: 2, signal: this.closing.signal, headers });
       this.answered();
       return true;
     } catch (error) {
@@ -181,8 +193,9 @@ export class ErrordLink {
 
   /** Wait, `patience` seconds at most, for outcomes and turn endings to be sent. */
   async drain(patience: number): Promise<void> {
-    const pending = Promise.allSettled([...this.tasks]);
-    await Promise.race([pending, sleep(patience)]);
+    const waited = new AbortController();
+    await Promise.race([Promise.allSettled([...this.tasks]), sleep(patience, waited.signal)]);
+    waited.abort(); // a pending timer would hold the process open for `patience`
   }
 
   /** Cancel whatever is still out. */
