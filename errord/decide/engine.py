@@ -9,6 +9,7 @@ it, the episodes it opens and closes among them. Committing them is the caller's
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -37,7 +38,12 @@ from errord.decide.events import (
 from errord.decide.manifest import ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryStats, recall
-from errord.decide.messages import compose, consequence_reasons, correction_message
+from errord.decide.messages import (
+    Messages,
+    compose,
+    consequence_reasons,
+    correction_message,
+)
 from errord.decide.mistake import mistake_key
 from errord.decide.model import (
     CLOSED_BREAKER,
@@ -47,6 +53,7 @@ from errord.decide.model import (
     CallProgress,
     CallStatus,
     ClosedEpisode,
+    Consequence,
     Correction,
     Decision,
     DefaultValue,
@@ -174,10 +181,14 @@ class Engine:
         new_id: Callable[[], str] = new_decision_id,
         turn_deadline: float = DEFAULT_TURN_DEADLINE,
         message_format: MessageFormat = MessageFormat.TEXT,
+        wording: bool = True,
     ) -> None:
+        """``wording`` False: decisions come without their texts, their correction and
+        their consequences' reasons (see ``wordless``)."""
         self._policy = policy
         self._new_id = new_id
         self._message_format = message_format
+        self._wording = wording
         self._turn_deadline = timedelta(seconds=turn_deadline)
         """How long a turn begun by its first report has."""
 
@@ -318,6 +329,15 @@ class Engine:
             llm_message=correction_message(tool, correction, self._message_format),
         )
 
+    def wordless(self) -> Engine:
+        """This engine, deciding alike but wording nothing: each decision's reason and
+        messages are empty, its correction None, its consequences without reasons. Every
+        other field, and every event, is what this engine gives; a replay compares those,
+        and words only the decisions it shows."""
+        twin = copy.copy(self)
+        twin._wording = False
+        return twin
+
     def default_deadline(self, now: datetime) -> datetime:
         """The deadline of a turn begun at ``now`` without one."""
         return now + self._turn_deadline
@@ -333,6 +353,8 @@ class Engine:
     def _decision(
         self, context: DecisionContext, verdict: Verdict, manifests: ManifestSnapshot
     ) -> Decision:
+        if not self._wording:
+            return _decision_of(context, verdict, manifests, UNWORDED, None, verdict.consequences)
         correction = None
         if verdict.action is Action.RETURN_TO_MODEL:
             correction = correction_for(context, verdict.corrections_left)
@@ -340,39 +362,55 @@ class Engine:
             # What was wrong, for the user's sake; no hint to call again, which is over.
             correction = structs.replace(correction_for(context, 0), retry_hint="")
         messages = compose(context, verdict, correction, self._message_format)
-        report = context.report
-        return Decision(
-            decision_id=context.decision_id,
-            turn_id=report.turn_id,
-            call_id=report.call_id,
-            tool=report.tool,
-            attempt=report.attempt,
-            action=verdict.action,
-            classification=context.classification,
-            reason=messages.reason,
-            llm_message=messages.llm,
-            user_message=messages.user,
-            technical_message=messages.technical,
-            decided_at=context.now,
-            delay=verdict.delay,
-            next_attempt_timeout=_next_timeout(context, verdict, manifests),
-            alternative_tool=verdict.alternative_tool,
-            attempts_left=context.retries_left if verdict.action is Action.RETRY else 0,
-            default_policy=context.tool.default_policy,
-            refusal=verdict.refusal,
-            consequences=consequence_reasons(context, verdict),
-            breaker=context.breaker.state,
-            default_value=(
-                context.plan.default.value
-                if verdict.action is Action.USE_DEFAULT and context.plan.default
-                else None
-            ),
-            correction=correction,
-            recalled=tuple(
-                Recalled(recovery=name, succeeded=e.succeeded, failed=e.failed, unknown=e.unknown)
-                for name, e in context.memory.items()
-            ),
-        )
+        consequences = consequence_reasons(context, verdict)
+        return _decision_of(context, verdict, manifests, messages, correction, consequences)
+
+
+UNWORDED = Messages("", "", "", "")
+"""The texts of a decision a wordless engine makes."""
+
+
+def _decision_of(
+    context: DecisionContext,
+    verdict: Verdict,
+    manifests: ManifestSnapshot,
+    messages: Messages,
+    correction: Correction | None,
+    consequences: tuple[Consequence, ...],
+) -> Decision:
+    report = context.report
+    return Decision(
+        decision_id=context.decision_id,
+        turn_id=report.turn_id,
+        call_id=report.call_id,
+        tool=report.tool,
+        attempt=report.attempt,
+        action=verdict.action,
+        classification=context.classification,
+        reason=messages.reason,
+        llm_message=messages.llm,
+        user_message=messages.user,
+        technical_message=messages.technical,
+        decided_at=context.now,
+        delay=verdict.delay,
+        next_attempt_timeout=_next_timeout(context, verdict, manifests),
+        alternative_tool=verdict.alternative_tool,
+        attempts_left=context.retries_left if verdict.action is Action.RETRY else 0,
+        default_policy=context.tool.default_policy,
+        refusal=verdict.refusal,
+        consequences=consequences,
+        breaker=context.breaker.state,
+        default_value=(
+            context.plan.default.value
+            if verdict.action is Action.USE_DEFAULT and context.plan.default
+            else None
+        ),
+        correction=correction,
+        recalled=tuple(
+            Recalled(recovery=name, succeeded=e.succeeded, failed=e.failed, unknown=e.unknown)
+            for name, e in context.memory.items()
+        ),
+    )
 
 
 def _turn_part(report: FailureReport, turn: TurnHistory | None, mistake: str) -> TurnPart:

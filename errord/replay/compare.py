@@ -127,6 +127,18 @@ class Comparison:
             for difference in differences:
                 self._count(difference, recorded, replayed.reason)
 
+    def shows(self, event: TraceEvent, recorded: Decision, replayed: Decision) -> bool:
+        """Whether ``replayed``, if compared, would be kept as an example of a change (and
+        so needs its reason)."""
+        wanted = self.scope.examples
+        if wanted <= 0 or not self.scope.covers(event, recorded.tool):
+            return False
+        for difference in changes_between(recorded, replayed):
+            change = self._changes.get(difference)
+            if change is None or len(change.examples) < wanted:
+                return True
+        return False
+
     def recorded_events(self, event: TraceEvent) -> None:
         """Count the breaker openings ``event`` recorded."""
         self.summary.breaker_openings_before += self._openings(event, (event.detail,))

@@ -26,7 +26,7 @@ from typing import Any
 
 from errord.decide import breaker as breakers
 from errord.decide.admission import admit, refusal
-from errord.decide.engine import Engine
+from errord.decide.engine import Decided, Engine
 from errord.decide.events import (
     BreakerChanged,
     EventDetail,
@@ -99,17 +99,31 @@ class Redecided:
     """None for an attempt AdmitCall refused that the replayed breaker admits."""
 
 
+Shown = Callable[[TraceEvent, Decision, Decision], bool]
+"""Whether a replayed decision is one the replay shows, and so needs its texts: told the
+failure's event, its recorded decision and its replayed one, wordless."""
+
+
 class Replayer:
-    """Folds recorded events one by one; what it regenerates goes to ``on_events``."""
+    """Folds recorded events one by one; what it regenerates goes to ``on_events``.
+
+    Given ``shown``, failures are decided by the engine made wordless (Engine.wordless:
+    the same decisions and events, without the texts, which are most of a decision's
+    cost), and decided again with their texts only when ``shown`` says so; without it,
+    every decision has its texts.
+    """
 
     def __init__(
         self,
         engine: Engine,
         manifests: ManifestSnapshot,
         on_events: Callable[[TraceEvent, Sequence[EventDetail]], None] | None = None,
+        shown: Shown | None = None,
     ) -> None:
         self.state = ReplayState()
         self._engine = engine
+        self._deciding = engine if shown is None else engine.wordless()
+        self._shown = shown
         self._manifests = manifests
         self._on_events = on_events
         self.outcomes = 0
@@ -148,18 +162,26 @@ class Replayer:
             if admission.admitted:
                 self._claimed(event, report.key, admission.claim)
                 return Redecided(event, recorded, None)
-        decided = self._engine.decide(
+        decided = self._decide(self._deciding, report, recorded.decision)
+        if self._shown is not None and self._shown(event, recorded.decision, decided.decision):
+            decided = self._decide(self._engine, report, recorded.decision)
+        self._regenerated(event, decided.events)
+        return Redecided(event, recorded, decided.decision)
+
+    def _decide(self, engine: Engine, report: FailureReport, recorded: Decision) -> Decided:
+        """``report`` decided again, at its recorded time with its recorded id, on the
+        state as replayed so far."""
+        state = self.state
+        return engine.decide(
             report,
             self._manifests,
             state.calls.get(report.key.call),
             state.turns.get(report.turn_id),
-            recorded.decision.decided_at,
+            recorded.decided_at,
             state.breakers.get,
             state.remembered,
-            decision_id=recorded.decision.decision_id,
+            decision_id=recorded.decision_id,
         )
-        self._regenerated(event, decided.events)
-        return Redecided(event, recorded, decided.decision)
 
     def _outcome(self, event: TraceEvent, recorded: OutcomeEvent) -> None:
         self.outcomes += 1

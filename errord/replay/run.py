@@ -62,7 +62,7 @@ def replay_database(
     it cannot be read.
     """
     comparison = Comparison(scope or ReplayScope())
-    replayer = Replayer(engine, manifests, comparison.replayed_events)
+    replayer = Replayer(engine, manifests, comparison.replayed_events, comparison.shows)
     started = time.perf_counter()
     with trace_snapshot(db) as snapshot:
         total = snapshot.total

@@ -16,6 +16,8 @@ from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import Action, BreakerChange, ErrorClass, ErrorCode, RefusalKind
 from errord.manifests.files import load_manifest_dir
 from errord.replay import ReplayScope, ReplaySummary, engine_for, replay_database
+from errord.replay.compare import Comparison
+from errord.replay.fold import Replayer
 from errord.replay.snapshot import trace_snapshot
 from tests.harness import FLEET_MANIFESTS, Harness, fleet_load
 
@@ -33,6 +35,19 @@ def manifests(directory: Path, text: str) -> ManifestSnapshot:
 
 def replay(db: Path, snapshot: ManifestSnapshot, tool: str = "") -> ReplaySummary:
     return replay_database(db, engine_for(Settings()), snapshot, ReplayScope(tool=tool))
+
+
+def worded_replay(db: Path, snapshot: ManifestSnapshot) -> ReplaySummary:
+    """The replay with every decision worded, as it was before replay went wordless."""
+    comparison = Comparison(ReplayScope())
+    replayer = Replayer(engine_for(Settings()), snapshot, comparison.replayed_events)
+    for event in recorded(db):
+        redecided = replayer.step(event)
+        if redecided is not None:
+            comparison.decision(event, redecided.recorded.decision, redecided.decision)
+        elif type(event.detail) is BreakerChanged:
+            comparison.recorded_events(event)
+    return comparison.finished(0.0)
 
 
 def recorded(db: Path) -> list[TraceEvent]:
@@ -141,3 +156,20 @@ async def test_503_made_permanent_for_one_tool_changes_exactly_what_the_trace_sa
     others = replay(fleet_trace, manifests(tmp_path / "other", PERMANENT_503), "search")
     assert others.failures > 0
     assert others.changed == 0
+
+
+@pytest.mark.slow
+async def test_replay_words_its_examples_as_a_replay_wording_every_decision_does(
+    fleet_trace: Path, tmp_path: Path
+) -> None:
+    """Replay decides wordless and words again only the decisions it keeps as examples:
+    the changes, their counts and their examples' reasons are those of a replay that words
+    every decision."""
+    snapshot = manifests(tmp_path, PERMANENT_503)
+
+    summary = replay(fleet_trace, snapshot)
+
+    assert summary.changes == worded_replay(fleet_trace, snapshot).changes
+    examples = [example for change in summary.changes for example in change.examples]
+    assert examples
+    assert all(e.reason_after and e.reason_after != e.reason_before for e in examples)
