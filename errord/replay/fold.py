@@ -49,6 +49,7 @@ from errord.decide.model import (
     ReportKey,
     ToolFailure,
 )
+from errord.replay.checks import remembering
 from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
 from errord.state.memory import MemoryFold
@@ -110,7 +111,8 @@ class Replayer:
     Given ``shown``, failures are decided by the engine made wordless (Engine.wordless:
     the same decisions and events, without the texts, which are most of a decision's
     cost), and decided again with their texts only when ``shown`` says so; without it,
-    every decision has its texts.
+    every decision has its texts. Arguments are checked against a tool's schema once
+    however often the trace reports them (errord.replay.checks).
     """
 
     def __init__(
@@ -124,7 +126,7 @@ class Replayer:
         self._engine = engine
         self._deciding = engine if shown is None else engine.wordless()
         self._shown = shown
-        self._manifests = manifests
+        self._manifests = remembering(manifests)
         self._on_events = on_events
         self.outcomes = 0
         """Outcomes folded so far."""
