@@ -105,6 +105,8 @@ class Comparison:
         self.scope = scope
         self.summary = ReplaySummary()
         self._changes: dict[tuple[str, str, str], Change] = {}
+        self._shown: tuple[Decision | None, list[tuple[str, str, str]]] = (None, [])
+        """The decision ``shows`` was asked about last, and how it differs."""
 
     def decision(self, event: TraceEvent, recorded: Decision, replayed: Decision | None) -> None:
         """Compare one re-decided failure, if it is in scope; ``replayed`` None for an
@@ -121,7 +123,7 @@ class Comparison:
             return
         summary.retry_wait_after += _wait(replayed)
         summary.escalations_after += replayed.action is Action.ESCALATE
-        differences = list(changes_between(recorded, replayed))
+        differences = self._differences(recorded, replayed)
         if differences:
             summary.changed += 1
             for difference in differences:
@@ -133,7 +135,8 @@ class Comparison:
         wanted = self.scope.examples
         if wanted <= 0 or not self.scope.covers(event, recorded.tool):
             return False
-        for difference in changes_between(recorded, replayed):
+        self._shown = replayed, list(changes_between(recorded, replayed))
+        for difference in self._shown[1]:
             change = self._changes.get(difference)
             if change is None or len(change.examples) < wanted:
                 return True
@@ -153,6 +156,10 @@ class Comparison:
             self._changes.values(), key=lambda change: (-change.count, change.kind)
         )
         return self.summary
+
+    def _differences(self, recorded: Decision, replayed: Decision) -> list[tuple[str, str, str]]:
+        shown, differences = self._shown
+        return differences if shown is replayed else list(changes_between(recorded, replayed))
 
     def _openings(self, event: TraceEvent, details: Sequence[EventDetail]) -> int:
         return sum(
