@@ -24,11 +24,18 @@ class Reads:
 
     __slots__ = ("_classified", "_manifest", "_report", "breakers", "manifests")
 
-    def __init__(self, report: FailureReport, manifests: ManifestSnapshot) -> None:
-        """For ``report`` (redacted already) decided with ``manifests``."""
+    def __init__(
+        self,
+        report: FailureReport,
+        manifests: ManifestSnapshot,
+        classified: tuple[Classification, Signature] | None = None,
+    ) -> None:
+        """For ``report`` (redacted already) decided with ``manifests``; ``classified``, its
+        error's classification and signature when the caller knows them already (a replay
+        that met the same error of the same tool before)."""
         self._report = report
         self._manifest: ToolManifest = manifests.manifest_for(report.tool)[0]
-        self._classified: tuple[Classification, Signature] | None = None
+        self._classified = classified
         self.manifests = manifests
         """The manifests these were worked out with: a decision with others works them out
         again."""
@@ -44,6 +51,12 @@ class Reads:
     def error(self) -> Signature:
         """The error's signature: which error it is, for episodic memory."""
         return self._classify()[1]
+
+    @property
+    def classified(self) -> tuple[Classification, Signature]:
+        """The classification and the signature, as a Reads for the same error of the same
+        tool may be given them."""
+        return self._classify()
 
     @property
     def memory_key(self) -> MemoryKey:

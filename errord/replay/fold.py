@@ -50,6 +50,7 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.replay.checks import remembering
+from errord.replay.classified import Classified
 from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
 from errord.state.memory import MemoryFold
@@ -112,7 +113,8 @@ class Replayer:
     the same decisions and events, without the texts, which are most of a decision's
     cost), and decided again with their texts only when ``shown`` says so; without it,
     every decision has its texts. Arguments are checked against a tool's schema once
-    however often the trace reports them (errord.replay.checks).
+    however often the trace reports them (errord.replay.checks), and an error of a tool
+    classified once (errord.replay.classified).
     """
 
     def __init__(
@@ -127,6 +129,7 @@ class Replayer:
         self._deciding = engine if shown is None else engine.wordless()
         self._shown = shown
         self._manifests = remembering(manifests)
+        self._classified = Classified(self._manifests)
         self._on_events = on_events
         self.outcomes = 0
         """Outcomes folded so far."""
@@ -182,6 +185,7 @@ class Replayer:
             recorded.decided_at,
             state.breakers.get,
             state.remembered,
+            self._classified.reads(report),
             decision_id=recorded.decision_id,
         )
 
