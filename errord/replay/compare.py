@@ -197,9 +197,9 @@ def changes_between(recorded: Decision, replayed: Decision) -> Iterator[tuple[st
     elif recorded.action is Action.RETRY and recorded.delay != replayed.delay:
         sooner = replayed.delay < recorded.delay
         yield "delay", "RETRY", "RETRY sooner" if sooner else "RETRY later"
-    before, after = classified(recorded.classification), classified(replayed.classification)
-    if before != after:
-        yield "classification", before, after
+    before, after = recorded.classification, replayed.classification
+    if before.error_class is not after.error_class or before.code is not after.code:
+        yield "classification", classified(before), classified(after)
 
 
 def classified(classification: Classification) -> str:
