@@ -180,7 +180,7 @@ class Replayer:
         return engine.decide(
             report,
             self._manifests,
-            state.calls.get(report.key.call),
+            state.calls.get(CallKey(report.turn_id, report.call_id)),
             state.turns.get(report.turn_id),
             recorded.decided_at,
             state.breakers.get,
@@ -198,7 +198,7 @@ class Replayer:
             state.turns.get(report.turn_id),
             event.time,
             state.breakers.get,
-            state.calls.get(report.key.call),
+            state.calls.get(CallKey(report.turn_id, report.call_id)),
         )
         self._regenerated(event, events)
 
@@ -245,8 +245,9 @@ class Replayer:
             self._regenerated(event, (*beginning, *claim))
 
     def _regenerated(self, event: TraceEvent, details: Sequence[EventDetail]) -> None:
+        apply, sequence, time = self.state.apply, event.sequence, event.time
         for detail in details:
-            self._apply(TraceEvent(event.sequence, event.time, detail))
+            apply(TraceEvent(sequence, time, detail))
         if self._on_events is not None:
             self._on_events(event, details)
 
