@@ -162,13 +162,11 @@ class Comparison:
         return differences if shown is replayed else list(changes_between(recorded, replayed))
 
     def _openings(self, event: TraceEvent, details: Sequence[EventDetail]) -> int:
-        return sum(
-            1
-            for detail in details
-            if type(detail) is BreakerChanged
-            and detail.change is BreakerChange.OPENED
-            and self.scope.covers(event, detail.tool)
-        )
+        openings = 0
+        for detail in details:  # a loop, not a generator: this runs for every event
+            if type(detail) is BreakerChanged and detail.change is BreakerChange.OPENED:
+                openings += self.scope.covers(event, detail.tool)
+        return openings
 
     def _count(self, difference: tuple[str, str, str], recorded: Decision, reason: str) -> None:
         change = self._changes.get(difference)
