@@ -7,13 +7,13 @@ A report may name the user and the session its agent acts for (``user_id``,
 the value before anything records or exports it.
 
 Spans are exported when OpenTelemetry export is configured (``otel_endpoint``, or
-``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``): errord.wire.otel,
-the only module that imports opentelemetry, is imported only then. One span per decided
-report (ReportFailure, each failure of ReportFailures, an AdmitCall refused or claiming
-the probe, ReportOutcome), at the decision's own time; a child of the caller's W3C trace
-context when its metadata carries one (``traceparent``, ``tracestate``), else a root span
-in the trace derived from the turn id, which every decision of the turn shares. A
-replayed report was decided before: it gets no second span.
+``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``): errord.wire.otel
+(with errord.wire.otlp, the only module that imports opentelemetry) is imported only then.
+One span per decided report (ReportFailure, each failure of ReportFailures, an AdmitCall
+refused or claiming the probe, ReportOutcome), at the decision's own time; a child of the
+caller's W3C trace context when its metadata carries one (``traceparent``,
+``tracestate``), else a root span in the trace derived from the turn id, which every
+decision of the turn shares. A replayed report was decided before: it gets no second span.
 
 With neither asked for, the service holds no Telemetry, and each report costs one
 ``is None`` check more.
@@ -272,7 +272,7 @@ def telemetry_from(settings: Settings, environ: Mapping[str, str]) -> Telemetry 
                 f"missing ({error.name}): install errord[otel]"
             ) from error
         name = environ.get("OTEL_SERVICE_NAME", "").strip() or DEFAULT_SERVICE_NAME
-        spans = OtlpSpans(endpoint, name)
+        spans = OtlpSpans(endpoint, name, environ)
     if hashing is None and spans is None:
         return None
     return Telemetry(hashing, spans)

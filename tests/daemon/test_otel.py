@@ -22,6 +22,7 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 from opentelemetry.sdk.trace import TracerProvider
 
+from tests.executor_helpers import Errord, wait_for, write_manifests
 from tests.helpers import DaemonProcess, start_process, subprocess_env
 from tests.otlp_sink import OtlpReceiver, attributes
 
@@ -34,9 +35,11 @@ def receiver() -> Iterator[OtlpReceiver]:
         yield running
 
 
-def exporting(receiver: OtlpReceiver, tmp_path: Path, *settings: str) -> DaemonProcess:
+def exporting(
+    receiver: OtlpReceiver, tmp_path: Path, *settings: str, manifests: str = ""
+) -> DaemonProcess:
     """errord exporting to ``receiver`` (quickly: a 50 ms batch delay), with the settings
-    file lines ``settings``."""
+    file lines ``settings`` and the tool manifests ``manifests`` (YAML), if any."""
     config = tmp_path / "errord.toml"
     config.write_text("\n".join(settings) + "\n")
     env = subprocess_env(
@@ -45,6 +48,8 @@ def exporting(receiver: OtlpReceiver, tmp_path: Path, *settings: str) -> DaemonP
         OTEL_SERVICE_NAME="errord-under-test",
     )
     args = ["--config", str(config), "--listen", "127.0.0.1:0", "--db", str(tmp_path / "db")]
+    if manifests:
+        args += ["--manifests", str(write_manifests(tmp_path, manifests))]
     return start_process(*args, env=env)
 
 
@@ -196,6 +201,71 @@ def test_user_and_session_ids_are_recorded_and_exported_never_logged(
         assert value not in daemon.stderr
         assert expected[name] not in daemon.stderr
     assert "decision" in daemon.stderr  # the log was there to look in
+
+
+ALTERNATIVES = """\
+    tools:
+      - name: search
+        alternatives: [search_backup]
+      - name: search_backup
+    """
+
+
+async def test_an_admission_refused_or_claiming_the_probe_is_a_span_of_its_breaker(
+    receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    """AdmitCall refused by an open breaker is an error span carrying errord's decision
+    (the alternative) and the phase OPEN; once it half-opens, the admission that claims
+    the probe is a span without error, saying probe_claimed and HALF_OPEN."""
+    daemon = exporting(receiver, tmp_path, manifests=ALTERNATIVES)
+    try:
+        async with grpc.aio.insecure_channel(daemon.address) as channel:
+            errord = Errord(channel)
+            await errord.force_open("search", seconds=0.3)
+            asked = pb.AdmitCallRequest(turn_id="turn-admit", tool="search", attempt=1)
+            asked.call_id = "c-refused"
+            refused = await errord.errors.AdmitCall(asked, timeout=10)
+
+            async def half_open() -> bool:
+                breaker = await errord.breaker("search")
+                return breaker.effective_phase == pb.BREAKER_PHASE_HALF_OPEN
+
+            await wait_for(half_open, "the forced-open breaker to half-open")
+            asked.call_id = "c-probe"
+            probe = await errord.errors.AdmitCall(asked, timeout=10)
+        spans = receiver.wait_for(lambda spans: len(spans_of(spans, "turn-admit")) == 2)
+    finally:
+        daemon.terminate()
+    assert (refused.admitted, probe.admitted, probe.probe) == (False, True, True)
+    by_call = {
+        attributes(span)["gen_ai.tool.call.id"]: span for span in spans_of(spans, "turn-admit")
+    }
+    refusal, claim = by_call["c-refused"], by_call["c-probe"]
+    assert refusal.name == claim.name == f"{SERVICE}/AdmitCall"
+    assert refusal.status.code == refusal.status.STATUS_CODE_ERROR
+    assert claim.status.code == claim.status.STATUS_CODE_UNSET
+    seen = attributes(refusal)
+    assert seen == seen | {
+        "rpc.method": "AdmitCall",
+        "gen_ai.tool.name": "search",
+        "errord.attempt": 1,
+        "errord.classification.code": "CIRCUIT_OPEN",
+        "errord.action": "USE_ALTERNATIVE",
+        "errord.alternative_tool": "search_backup",
+        "errord.breaker.phase": "OPEN",
+        "errord.decision_id": refused.decision.decision_id,
+    }
+    seen = attributes(claim)
+    assert seen == seen | {
+        "rpc.method": "AdmitCall",
+        "gen_ai.tool.name": "search",
+        "errord.attempt": 1,
+        "errord.admission": "probe_claimed",
+        "errord.breaker.phase": "HALF_OPEN",
+    }
+    assert "errord.action" not in seen
+    derived = hashlib.sha256(b"turn-admit").digest()[:16]
+    assert refusal.trace_id == claim.trace_id == derived
 
 
 OFF_OR_ON = """
