@@ -699,7 +699,7 @@ def _tool_error(
         message=message,
         http_status=http_status,
         exception_type=exception_type,
-        retry_after=_duration(retry_after),
+        retry_after=as_duration(retry_after),
     )
     if error is None:
         return fields
@@ -725,7 +725,7 @@ def _failure_request(
         attempt=attempt,
         error=error,
         arguments=None if arguments is None else _struct(arguments),
-        elapsed=_duration(elapsed),
+        elapsed=as_duration(elapsed),
     )
 
 
@@ -756,7 +756,7 @@ def _outcome_request(
         tool=tool,
         attempt=attempt,
         outcome=pb.OUTCOME_SUCCESS if success else pb.OUTCOME_FAILURE,
-        duration=_duration(duration),
+        duration=as_duration(duration),
         decision_id=decision_id,
     )
 
@@ -768,7 +768,7 @@ def _struct(mapping: Mapping[str, Any]) -> struct_pb2.Struct:
     return struct
 
 
-def _duration(seconds: float | None) -> duration_pb2.Duration | None:
+def as_duration(seconds: float | None) -> duration_pb2.Duration | None:
     """Seconds as a Duration, to the nanosecond; None stays unset."""
     if seconds is None:
         return None

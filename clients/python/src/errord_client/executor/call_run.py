@@ -9,8 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import duration_pb2
-
+from errord_client.client import as_duration
 from errord_client.executor.batch import Batch
 from errord_client.executor.board import ToolBoard
 from errord_client.executor.calls import ToolCall
@@ -150,7 +149,7 @@ class CallRun:
             attempt=self.attempt,
             error=failure.to_proto(),
             arguments=as_struct(self.call.arguments),
-            elapsed=_duration(elapsed),
+            elapsed=as_duration(elapsed),
         )
         verdict = await self.link.decide(request)
         if verdict is None:
@@ -211,9 +210,3 @@ class CallRun:
             decision_ids=tuple(self.decision_ids),
             model_text=verdict.llm_message,
         )
-
-
-def _duration(seconds: float) -> duration_pb2.Duration:
-    duration = duration_pb2.Duration()
-    duration.FromNanoseconds(int(seconds * 1e9))
-    return duration

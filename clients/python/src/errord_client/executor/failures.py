@@ -36,8 +36,9 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Final
 
-from google.protobuf import duration_pb2, json_format, struct_pb2
+from google.protobuf import json_format, struct_pb2
 
+from errord_client.client import as_duration
 from errord_client.v1 import errord_pb2 as pb
 
 MAX_MESSAGE_BYTES: Final = 4096
@@ -128,7 +129,7 @@ class ToolFailure:
             http_status=self.http_status,
             exception_type=self.exception_type,
             message=self.message,
-            retry_after=_duration(self.retry_after),
+            retry_after=as_duration(self.retry_after),
         )
         if self.partial_result is not None:
             _set_json(error.partial_result, self.partial_result)
@@ -282,11 +283,3 @@ def _json_value(value: Any) -> Any:
     except (TypeError, ValueError, RecursionError):
         return str(value)
     return json.loads(text, parse_constant=lambda _: None)
-
-
-def _duration(seconds: float | None) -> duration_pb2.Duration | None:
-    if seconds is None:
-        return None
-    duration = duration_pb2.Duration()
-    duration.FromNanoseconds(round(seconds * 1_000_000_000))
-    return duration
