@@ -231,3 +231,17 @@ def test_the_plan_ignores_dependencies_outside_the_batch() -> None:
     plan = plan_of([ToolCall(call_id="a", name="x", arguments={}, depends_on=("zz", "a"))])
     assert plan.needed == {"a": ()}
     assert not plan.dependencies
+
+
+async def test_an_executor_runs_again_after_it_was_closed() -> None:
+    def plain() -> str:
+        return "ran in a thread"
+
+    executor = Executor([function_tool(plain)], target=nothing_listening(), decision_timeout=0.05)
+    try:
+        first = await executor.run([call("c1", "plain")])
+        await executor.aclose(patience=0.1)
+        second = await executor.run([call("c2", "plain")])
+    finally:
+        await executor.aclose(patience=0.1)
+    assert [r.output for r in first + second] == ["ran in a thread"] * 2

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import logging
 import time
@@ -75,9 +76,8 @@ class Executor:
         self._metadata = (("authorization", f"Bearer {token}"),) if token else None
         self._decision_timeout = decision_timeout
         self._watch_tools = watch_tools
-        self._threads = concurrent.futures.ThreadPoolExecutor(
-            max_workers=max_threads, thread_name_prefix="errord-tool"
-        )
+        self._max_threads = max_threads
+        self._threads: concurrent.futures.ThreadPoolExecutor | None = None
         self._channel: grpc.aio.Channel | None = None
         self._link: ErrordLink | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -111,10 +111,13 @@ class Executor:
             self._link.cancel()
         if self._watch is not None:
             self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
         if self._channel is not None:
             await self._channel.close()
-        self._threads.shutdown(wait=False, cancel_futures=True)
-        self._channel = self._link = self._watch = None
+        if self._threads is not None:  # tools past their timeout are left to finish
+            self._threads.shutdown(wait=False, cancel_futures=True)
+        self._channel = self._link = self._watch = self._threads = None
 
     async def run(
         self, calls: Sequence[ToolCall | Mapping[str, Any] | Any], *, turn_id: str | None = None
@@ -147,6 +150,9 @@ class Executor:
             self._link = ErrordLink(
                 self._channel, self._metadata, decision_timeout=self._decision_timeout
             )
+            self._threads = concurrent.futures.ThreadPoolExecutor(
+                max_workers=self._max_threads, thread_name_prefix="errord-tool"
+            )
             if self._watch_tools:
                 stub = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
                 self._watch = asyncio.get_running_loop().create_task(
@@ -161,6 +167,7 @@ class Executor:
 
     def _runner(self) -> Runner:
         assert self._link is not None
+        assert self._threads is not None
         return Runner(self.registry, self.board, self._link, self.local_policy, self._threads)
 
     async def _run(self, call: ToolCall, batch: Batch) -> ToolResult:
