@@ -125,6 +125,18 @@ def test_every_link_of_the_client_readme_leads_to_a_file_and_heading_that_exist(
     assert not broken_links(CLIENT_README)
 
 
+@pytest.mark.parametrize(
+    "page",
+    [
+        *sorted((ROOT / "clients" / "python" / "docs").glob("*.md")),
+        ROOT / "clients" / "typescript" / "README.md",
+    ],
+    ids=lambda page: str(page.relative_to(ROOT)),
+)
+def test_every_link_of_the_adapter_and_typescript_pages_leads_somewhere(page: Path) -> None:
+    assert not broken_links(page)
+
+
 def test_the_demo_sends_its_token_to_a_daemon_that_wants_one(tmp_path: Path) -> None:
     """Without ``--token`` the daemon refuses the demo's first call and the demo says so;
     with it every scenario runs."""
