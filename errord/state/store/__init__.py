@@ -113,6 +113,7 @@ class Store:
         """
         check_path(path)
         owner = OwnerLock.acquire(path)
+        LOG.debug("opening the database %s", path)
         try:
             db, salvaged = await _sound_connection(path, clock)
         except BaseException:
@@ -122,6 +123,7 @@ class Store:
             await check_writable(db, path)
             await migrate(db, path)
             await rebuild_stale(db, state.all)
+            LOG.debug("database schema migrated, projections current")
             for projection in state.all:
                 await _load(db, projection, path)
             next_sequence = await _next_sequence(db)
@@ -284,6 +286,7 @@ async def _sound_connection(
         try:
             if not unchanged:
                 await check_sound(db, path)
+                LOG.debug("database checked: it was not closed cleanly since last checked")
         except BaseException:
             await db.close()
             raise
@@ -313,6 +316,12 @@ async def _load(db: aiosqlite.Connection, projection: Projection[Any, Any], path
     except codec.DecodeErrors as exc:
         raise StoreError(f"a {projection.name} state row cannot be read: {exc}") from exc
     projection.load(states, complete=complete, dropped=keys)
+    LOG.debug(
+        "loaded the %s projection: %d states held, %d only in the database",
+        projection.name,
+        len(states),
+        len(keys),
+    )
 
 
 async def _next_sequence(db: aiosqlite.Connection) -> int:
