@@ -1,0 +1,157 @@
+"""Benchmark: the daemon's decision path in process, without gRPC: CPU per decision.
+
+    python -m tests.benchmarks.decision_path [--requests 20000] [--in-flight 64] [--phases]
+
+The servicer, handler, projections and store of ``errord serve`` (a real SQLite file,
+WAL, synchronous=FULL, the group-commit writer and the commit listeners), driven by
+``--in-flight`` tasks that each hand the servicer the next serialized ReportFailure
+request (tests/benchmarks/loadgen.py's: every report a new call of a new turn) and
+serialize its answer, as grpc would. What is measured is the process's CPU time per
+decision (every thread: the event loop and SQLite's), so the figure moves with
+errord's own work and not with the gRPC stack's, and a change can be compared in a
+minute, A/B, on the same machine (``--errord-root`` is not needed: run each checkout's
+copy of this file).
+
+``--phases`` also times each phase of a request with perf_counter around the functions
+that make it (the timers' own cost, about 1 µs each, is included): request conversion,
+redaction, the decision, submitting, the writer (staging, encoding, the transaction,
+applying, the listeners), the response. The figures are per decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import gc
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from errord.app import committed
+from errord.clock import SystemClock
+from errord.decide.engine import Engine
+from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.policy import default_policy
+from errord.handler import ErrorHandler
+from errord.state.breaker_feed import BreakerFeed
+from errord.state.feed import TraceFeed
+from errord.state.projections import Projections
+from errord.state.store import Store
+from errord.wire.service import ErrorHandlerService
+from tests.benchmarks.loadgen import request
+
+PHASES: dict[str, tuple[str, str]] = {
+    "convert request": ("errord.wire.requests", "failure_report_from_proto"),
+    "redact": ("errord.handler", "redact_report"),
+    "decide": ("errord.decide.engine", "Engine.decide"),
+    "submit": ("errord.state.store", "Store.submit"),
+    "writer: stage": ("errord.state.projections", "Projections.stage"),
+    "writer: encode rows": ("errord.state.store.writer", "event_row"),
+    "writer: commit state": ("errord.state.projections", "Projections.commit"),
+    "writer: listeners": ("errord.state.store.writer", "GroupCommitWriter._notify"),
+    "convert response": ("errord.wire.service", "responses.decision_to_proto"),
+}
+"""Each phase, as the module and the name (in it) of the function that does it."""
+
+
+class PhaseTimers:
+    """Wall time spent in each phase's function, summed, while installed."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = defaultdict(float)
+        self._undo: list[Callable[[], None]] = []
+
+    def install(self) -> None:
+        import importlib
+
+        for phase, (module_name, path) in PHASES.items():
+            owner: Any = importlib.import_module(module_name)
+            *parents, name = path.split(".")
+            for parent in parents:
+                owner = getattr(owner, parent)
+            original = getattr(owner, name)
+            setattr(owner, name, self._timed(phase, original))
+            self._undo.append(functools.partial(setattr, owner, name, original))
+
+    def uninstall(self) -> None:
+        for undo in reversed(self._undo):
+            undo()
+        self._undo.clear()
+
+    def _timed(self, phase: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        spent = self.spent
+
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[phase] += time.perf_counter() - started
+
+        return timed
+
+
+async def run(requests: int, in_flight: int, directory: Path) -> tuple[float, float]:
+    """CPU seconds and wall seconds for ``requests`` decisions, ``in_flight`` at a time."""
+    state = Projections()
+    feed, breakers = TraceFeed(), BreakerFeed()
+    clock = SystemClock()
+    on_commit = functools.partial(committed, feed, breakers)
+    path = directory / "errord.db"
+    async with await Store.open(path, clock, state, on_commit=on_commit) as store:
+        handler = ErrorHandler(
+            Engine(default_policy(None)), store, state, ManifestSnapshot(), clock
+        )
+        service = ErrorHandlerService(handler, feed, breakers)
+        prefix = directory.name
+        data = [request(f"{prefix}-{n}", n).SerializeToString() for n in range(requests)]
+        gc.freeze()
+        next_request = iter(data)
+
+        async def worker() -> None:
+            for each in next_request:
+                response = await service.report_failure(each, None)  # type: ignore[arg-type]
+                response.SerializeToString()
+
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(in_flight)))
+        return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=20_000)
+    parser.add_argument("--in-flight", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--phases", action="store_true", help="time each phase too")
+    args = parser.parse_args()
+    timers = PhaseTimers()
+    cpus, walls = [], []
+    for _ in range(args.rounds):
+        with tempfile.TemporaryDirectory(prefix="decision-path-") as directory:
+            cpu, wall = asyncio.run(run(args.requests, args.in_flight, Path(directory)))
+        cpus.append(cpu / args.requests * 1e6)
+        walls.append(args.requests / wall)
+    print(
+        f"CPU per decision: {statistics.median(cpus):.1f} µs (rounds: "
+        f"{', '.join(f'{c:.1f}' for c in cpus)}); {statistics.median(walls):.0f} decisions/s"
+    )
+    if args.phases:
+        timers.install()
+        try:
+            with tempfile.TemporaryDirectory(prefix="decision-path-") as directory:
+                asyncio.run(run(args.requests, args.in_flight, Path(directory)))
+        finally:
+            timers.uninstall()
+        for phase, seconds in timers.spent.items():
+            print(f"  {phase:<22} {seconds / args.requests * 1e6:7.1f} µs")
+
+
+if __name__ == "__main__":
+    main()
