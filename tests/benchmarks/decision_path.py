@@ -116,7 +116,7 @@ async def run(requests: int, in_flight: int, directory: Path) -> tuple[float, fl
 
         async def worker() -> None:
             for each in next_request:
-                response = await service.report_failure(each, None)  # type: ignore[arg-type]
+                response = await service.report_failure(each, None)
                 response.SerializeToString()
 
         cpu, wall = time.process_time(), time.perf_counter()
