@@ -171,7 +171,7 @@ class ErrorHandler:
                 self._check_room(key.turn_id, turn, events)
                 submitted = self._store.submit(events, now)
                 self._claims[key] = submitted
-                submitted.done.add_done_callback(lambda _: self._claims.pop(key, None))
+                submitted.on_settled = lambda: self._claims.pop(key, None)
                 claim = submitted
             else:
                 claim = self._claims.get(key)
@@ -180,7 +180,7 @@ class ErrorHandler:
             refused = Admission(admitted=False, breaker=decision.breaker or CLOSED_BREAKER)
             return refused, decision, replayed
         if claim is not None:
-            await asyncio.shield(claim.done)
+            await claim.wait()
         return admission, None, admission.probe and not admission.claim  # probe asked again
 
     async def begin_turn(
@@ -222,7 +222,7 @@ class ErrorHandler:
             )
             unit = self._submit(EventKind.TURN_BEGAN, turn_id, (event,))
         try:
-            await asyncio.shield(unit.done)
+            await unit.wait()
         except DuplicateEvent:
             return await self._recorded(EventKind.TURN_BEGAN, turn_id)
         return unit.events[-1], False
@@ -263,7 +263,7 @@ class ErrorHandler:
                 unit = self._submit(EventKind.TURN_ENDED, turn_id, (ended,))
         if unit is not None:
             try:
-                await asyncio.shield(unit.done)
+                await unit.wait()
                 return summary, False
             except DuplicateEvent:
                 pass
@@ -278,7 +278,7 @@ class ErrorHandler:
         """The recorded event of ``kind`` keyed by ``turn_id`` (once it is committed)."""
         in_flight = self._in_flight.get((kind, turn_id))
         if in_flight is not None:
-            await asyncio.shield(in_flight.done)
+            await in_flight.wait()
             return in_flight.events[-1], True
         stored = await self._store.find(kind, (turn_id,))
         if stored is None:
@@ -339,7 +339,7 @@ class ErrorHandler:
     async def record(self, event: EventDetail) -> TraceEvent:
         """Record an event that decides nothing (a manifest reload); the recorded event."""
         unit = self._store.submit([event])
-        await asyncio.shield(unit.done)
+        await unit.wait()
         return unit.events[-1]
 
     async def turn_trace(
@@ -437,14 +437,14 @@ class ErrorHandler:
         replay decides them at again), else now."""
         unit = self._store.submit(self.retention.with_room(events), at)
         self._in_flight[(kind, key)] = unit
-        unit.done.add_done_callback(lambda _: self._in_flight.pop((kind, key), None))
+        unit.on_settled = lambda: self._in_flight.pop((kind, key), None)
         return unit
 
     async def _new_failure(
         self, report: FailureReport, decision: Decision, unit: Unit
     ) -> tuple[Decision, bool]:
         try:
-            await asyncio.shield(unit.done)
+            await unit.wait()
         except DuplicateEvent:  # recorded before this process knew of it
             return await self._recorded_failure(report)
         return decision, False
@@ -454,7 +454,7 @@ class ErrorHandler:
     ) -> tuple[Decision, bool]:
         """The decision of a report still being committed, once it is."""
         try:
-            await asyncio.shield(in_flight.done)
+            await in_flight.wait()
         except DuplicateEvent:
             return await self._recorded_failure(report)
         failure = in_flight.events[-1].detail
@@ -469,7 +469,7 @@ class ErrorHandler:
 
     async def _new_outcome(self, report: OutcomeReport, unit: Unit) -> tuple[TraceEvent, bool]:
         try:
-            await asyncio.shield(unit.done)
+            await unit.wait()
         except DuplicateEvent:
             return await self._recorded_outcome(report)
         return unit.events[-1], False
@@ -478,7 +478,7 @@ class ErrorHandler:
         self, report: OutcomeReport, in_flight: Unit
     ) -> tuple[TraceEvent, bool]:
         try:
-            await asyncio.shield(in_flight.done)
+            await in_flight.wait()
         except DuplicateEvent:
             return await self._recorded_outcome(report)
         return self._same_outcome(report, in_flight.events[-1]), True

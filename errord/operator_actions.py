@@ -7,7 +7,6 @@ for room is read back first (errord.state.holding).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -72,7 +71,7 @@ class OperatorActions:
             event = BreakerChanged(tool=tool, change=kind, breaker=after, by=by)
             unit = self._store.submit([event])
         try:
-            await asyncio.shield(unit.done)
+            await unit.wait()
         except DuplicateEvent as error:  # the generation is taken: not while one daemon owns the db
             raise StoreError(f"the breaker of {tool!r} changed meanwhile; try again") from error
         return unit.events[-1]

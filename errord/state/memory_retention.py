@@ -108,7 +108,7 @@ class MemoryRetention:
             self._clock.now() - timedelta(seconds=self.bounds.max_age)
         ):
             unit = self._submit([_forgetting(ForgetReason.AGE, chunk)])
-            await asyncio.shield(unit.done)
+            await unit.wait()
             total += len(chunk)
             self.forgotten += len(chunk)
             await asyncio.sleep(self.pause)

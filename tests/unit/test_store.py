@@ -96,7 +96,7 @@ def outcome(call_id: str = "call-1", *, turn_id: str = "turn-1", attempt: int = 
 async def record(store: Store, *details: EventDetail) -> list[TraceEvent]:
     """Submit ``details`` as one unit and wait for its commit."""
     unit = store.submit(details)
-    await unit.done
+    await unit.wait()
     return list(unit.events)
 
 
@@ -286,7 +286,7 @@ async def test_a_cancelled_wait_does_not_stop_the_writer_and_the_unit_still_comm
     store: Store,
 ) -> None:
     unit = store.submit([failure("call-1")])
-    waiter = asyncio.ensure_future(unit.done)
+    waiter = unit.wait()
     waiter.cancel()
     await record(store, failure("call-2"))
     assert await store.find(EventKind.FAILURE, failure("call-1").dedup_key) is not None
@@ -346,7 +346,7 @@ async def test_close_commits_the_units_still_queued(db_path: Path, clock: FakeCl
     store = await open_store(db_path, clock)
     units = [store.submit([failure(f"call-{n}")]) for n in range(20)]
     await store.close()
-    await asyncio.gather(*(unit.done for unit in units))
+    await asyncio.gather(*(unit.wait() for unit in units))
     assert query(db_path, "SELECT COUNT(*) FROM events") == [(20,)]
 
 

@@ -178,7 +178,7 @@ class Store:
         """Record ``details`` as one unit of work, in this order.
 
         The events get their sequence and time (``at``, the time they were decided
-        at, else now) and are reserved in the state at once; ``await unit.done``
+        at, else now) and are reserved in the state at once; ``await unit.wait()``
         returns when they are committed, or raises StoreError (the write failed),
         DuplicateEvent (an event's kind and key were recorded already) or StoreError
         when the store is closed.

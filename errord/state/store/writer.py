@@ -16,7 +16,6 @@ import functools
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar
 
 import aiosqlite
@@ -66,14 +65,49 @@ class DuplicateEvent(Exception):
     """A unit's event has a kind and idempotency key that the trace holds already."""
 
 
-@dataclass(eq=False, slots=True)
 class Unit:
     """One request's events, committed together or not at all."""
 
-    events: tuple[TraceEvent, ...]
-    done: asyncio.Future[None] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
+    __slots__ = ("_error", "_loop", "_settled", "_waiters", "events", "on_settled")
+
+    def __init__(self, events: tuple[TraceEvent, ...], loop: asyncio.AbstractEventLoop) -> None:
+        self.events = events
+        self.on_settled: Callable[[], object] | None = None
+        """Called once the unit is committed or refused, at once rather than scheduled:
+        its submitter's bookkeeping is current before any waiter wakes."""
+        self._loop = loop
+        self._waiters: list[asyncio.Future[None]] = []
+        self._settled = False
+        self._error: BaseException | None = None
+
+    def wait(self) -> asyncio.Future[None]:
+        """A future of one waiter's own: done when the events are committed, raising why
+        they were not (StoreError, DuplicateEvent). Cancelling it withdraws nothing and
+        disturbs no other waiter."""
+        waiter = self._loop.create_future()
+        if not self._settled:
+            self._waiters.append(waiter)
+        elif self._error is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(self._error)
+        return waiter
+
+    def settle(self, error: BaseException | None) -> None:
+        """Committed (None) or refused with ``error``: tell ``on_settled``, then each waiter."""
+        if self._settled:
+            return
+        self._settled, self._error = True, error
+        if self.on_settled is not None:
+            self.on_settled()
+        for waiter in self._waiters:
+            if waiter.done():  # its wait was cancelled
+                continue
+            if error is None:
+                waiter.set_result(None)
+            else:
+                waiter.set_exception(error)
+        self._waiters.clear()
 
 
 class GroupCommitWriter:
@@ -90,6 +124,7 @@ class GroupCommitWriter:
         self._lock = lock
         self._state = state
         self._on_commit = on_commit
+        self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[Unit | None] = asyncio.Queue()
         self.batches_committed = 0
         self.batches_failed = 0
@@ -100,8 +135,8 @@ class GroupCommitWriter:
         self._task = asyncio.create_task(self._run(), name="errord-writer")
 
     def submit(self, events: Sequence[TraceEvent]) -> Unit:
-        """Reserve ``events`` and queue them; await the unit's ``done`` for the commit."""
-        unit = Unit(tuple(events))
+        """Reserve ``events`` and queue them; await ``unit.wait()`` for the commit."""
+        unit = Unit(tuple(events), self._loop)
         self._state.reserve(unit.events)
         self._queue.put_nowait(unit)
         return unit
@@ -149,7 +184,7 @@ class GroupCommitWriter:
         self.wrote(None)
         self._apply(staging, events)
         for unit in batch:
-            _resolve(unit.done, None)
+            unit.settle(None)
 
     async def _write(self, events: Sequence[TraceEvent], staging: Staging) -> None:
         """Write ``events`` and the state rows they change in one transaction.
@@ -193,8 +228,7 @@ class GroupCommitWriter:
         elif not isinstance(error, DuplicateEvent | StoreError):
             LOG.error("unexpected error committing trace events", exc_info=error)
         for unit in units:
-            if not unit.done.done():
-                unit.done.set_exception(error)
+            unit.settle(error)
 
     def wrote(self, error: StoreError | None) -> None:
         """Record how the last write went; tell the listener when that changes."""
@@ -218,11 +252,6 @@ class GroupCommitWriter:
 def _is_duplicate(error: sqlite3.IntegrityError) -> bool:
     """True when the error is the trace's unique (kind, dedup_key) index refusing a repeat."""
     return getattr(error, "sqlite_errorname", "") == "SQLITE_CONSTRAINT_UNIQUE"
-
-
-def _resolve(done: asyncio.Future[None], result: None) -> None:
-    if not done.done():  # a waiter that was cancelled does not withdraw the unit
-        done.set_result(result)
 
 
 def _chunks(rows: list[T]) -> Iterator[list[T]]:
