@@ -23,11 +23,10 @@ and force breakers open.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import pybreaker
-from msgspec import structs
+from msgspec import Struct, structs
 
 from errord.decide.manifest import BreakerPolicy
 from errord.decide.model import (
@@ -56,8 +55,7 @@ _CHANGES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Stepped:
+class Stepped(Struct, frozen=True, gc=False):
     """A breaker after one signal, and the transitions the signal caused, in order."""
 
     state: BreakerState

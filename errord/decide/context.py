@@ -1,12 +1,18 @@
 """What a decision reads: one immutable ``DecisionContext`` of a failure, built by the
 engine from its parts (the tool, the call, the turn, the breakers, the plan), and the
-readings of it that backoff, gates and fallbacks share."""
+readings of it that backoff, gates and fallbacks share.
+
+The parts are frozen ``msgspec.Struct``s rather than frozen dataclasses: every decision
+builds several, and a Struct is built in C (a frozen dataclass sets each field through
+``object.__setattr__``). They hold no references back, so they stay out of the cyclic
+garbage collector (``gc=False``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
+
+from msgspec import Struct, field
 
 from errord.decide.manifest import ToolManifest
 from errord.decide.memory import Evidence
@@ -23,8 +29,7 @@ from errord.decide.plan import Waiting
 from errord.decide.validate import CallValidator
 
 
-@dataclass(frozen=True, slots=True)
-class ToolPart:
+class ToolPart(Struct, frozen=True, gc=False):
     """What is known of the failing tool."""
 
     manifest: ToolManifest
@@ -39,8 +44,7 @@ class ToolPart:
     """The tool's argument schema, compiled; None when it has none."""
 
 
-@dataclass(frozen=True, slots=True)
-class CallPart:
+class CallPart(Struct, frozen=True, gc=False):
     """What the call went through before this failure."""
 
     retry_time_spent: float = 0.0
@@ -51,8 +55,7 @@ class CallPart:
     """Times the model was already handed this call's error to correct it."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnPart:
+class TurnPart(Struct, frozen=True, gc=False):
     """What is known of the turn the call belongs to."""
 
     began_at: datetime | None = None
@@ -73,8 +76,7 @@ class TurnPart:
     in this turn, under any call id; 0 for a failure the model did not cause."""
 
 
-@dataclass(frozen=True, slots=True)
-class BreakerPart:
+class BreakerPart(Struct, frozen=True, gc=False):
     """The circuit breakers the decision reads."""
 
     state: BreakerState = CLOSED_BREAKER
@@ -83,8 +85,7 @@ class BreakerPart:
     """The tool's alternatives whose breaker is open."""
 
 
-@dataclass(frozen=True, slots=True)
-class PlanPart:
+class PlanPart(Struct, frozen=True, gc=False):
     """What the turn's plan says of the call: what stands in for its result, and which
     calls wait on it. For a call outside any plan, its tool manifest's fallbacks."""
 
@@ -96,8 +97,7 @@ class PlanPart:
     """The calls that wait on it, directly or through others, in execution order."""
 
 
-@dataclass(frozen=True, slots=True)
-class DecisionContext:
+class DecisionContext(Struct, frozen=True, gc=False):
     """Everything known about one failure when deciding on it; built by the engine."""
 
     report: FailureReport

@@ -12,11 +12,10 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from msgspec import structs
+from msgspec import Struct, structs
 
 from errord.decide import breaker as breakers
 from errord.decide.context import (
@@ -140,8 +139,7 @@ def no_breakers(tool: str) -> BreakerState | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class CallCheck:
+class CallCheck(Struct, frozen=True, gc=False):
     """A call's arguments, checked before it runs."""
 
     checked: bool
@@ -155,8 +153,7 @@ class CallCheck:
         return self.correction is None
 
 
-@dataclass(frozen=True, slots=True)
-class Decided:
+class Decided(Struct, frozen=True, gc=False):
     """A decision and the events that record it, in order."""
 
     decision: Decision

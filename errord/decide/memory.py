@@ -8,7 +8,6 @@ moment: an episode opened and never told is unknown, never a success.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from msgspec import Struct, field
@@ -65,8 +64,7 @@ def recovery(episode: Episode) -> str:
     return str(action.value)
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(Struct, frozen=True, gc=False):
     """What memory knows of one recovery of one error, at one moment."""
 
     succeeded: float

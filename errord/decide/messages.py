@@ -10,7 +10,7 @@ user's message in errord.decide.user_words. ``compose`` writes all four.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from errord.decide.context import DecisionContext
 from errord.decide.guidance import correction_message, llm_message
@@ -24,8 +24,7 @@ from errord.decide.wording import Fields
 __all__ = ["Messages", "compose", "consequence_reasons", "correction_message"]
 
 
-@dataclass(frozen=True, slots=True)
-class Messages:
+class Messages(Struct, frozen=True, gc=False):
     """A decision's four texts."""
 
     reason: str

@@ -11,9 +11,10 @@ bounds their length.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+from msgspec import Struct
 
 from errord.decide.model import Correction
 
@@ -29,8 +30,7 @@ class MessageFormat(Enum):
     JSON = "json"
 
 
-@dataclass(frozen=True, slots=True)
-class ModelMessage:
+class ModelMessage(Struct, frozen=True, gc=False):
     """What the model is told, before it is laid out."""
 
     tool: str

@@ -15,6 +15,8 @@ import graphlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from msgspec import Struct
+
 from errord.decide.model import Action, Consequence, DefaultValue, PlannedCall
 
 
@@ -76,8 +78,7 @@ def waiting_on(plan: Sequence[PlannedCall], call_id: str) -> list[PlannedCall]:
     return waiting
 
 
-@dataclass(frozen=True, slots=True)
-class Waiting:
+class Waiting(Struct, frozen=True, gc=False):
     """A call that waits on the decided one, with what it falls back to."""
 
     call: PlannedCall

@@ -19,7 +19,8 @@ plan that wait on it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from errord.decide.backoff import Backoff, ExponentialBackoff, HonourRetryAfter, Jitter
 from errord.decide.context import DecisionContext

@@ -3,16 +3,16 @@ call again, and what a retry is to a half-open breaker."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+
+from msgspec import Struct
 
 from errord.decide.backoff import Pacing
 from errord.decide.context import DecisionContext
 from errord.decide.model import Action, BreakerPhase, Consequence, Refusal
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(Struct, frozen=True, gc=False):
     """What the policy decided, before messages are written."""
 
     action: Action
