@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from errord.decide.manifest import MAX_TIMEOUT
+from errord.decide.model import ClosedEnum
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class AlertThresholds:
             raise ValueError("min_executions must be at least 1")
 
 
-class AlertKind(Enum):
+class AlertKind(ClosedEnum):
     FAILURE_RATE = "FAILURE_RATE"
     SLOW = "SLOW"
     BREAKER_TRIPPED = "BREAKER_TRIPPED"

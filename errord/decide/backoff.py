@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import abc
 import zlib
-from enum import Enum
 from typing import Protocol
 
 from errord.decide.context import DecisionContext, requested_delay
 from errord.decide.memory import Evidence
-from errord.decide.model import Action
+from errord.decide.model import Action, ClosedEnum
 
 
 class Jitter(Protocol):
@@ -29,7 +28,7 @@ def seeded_fraction(decision_id: str) -> float:
     return zlib.crc32(decision_id.encode()) / 2**32
 
 
-class Pacing(Enum):
+class Pacing(ClosedEnum):
     """How episodic memory changed a retry's delay; the value is the factor."""
 
     SHORTER = 0.5

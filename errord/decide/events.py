@@ -12,7 +12,6 @@ A kind is only ever added; a record's fields only grow, with defaults.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import ClassVar, TypeAlias
 
 from msgspec import Struct
@@ -22,6 +21,7 @@ from errord.decide.model import (
     BreakerChange,
     BreakerState,
     CallKey,
+    ClosedEnum,
     ClosedEpisode,
     Decision,
     Episode,
@@ -34,7 +34,7 @@ from errord.decide.model import (
 )
 
 
-class EventKind(Enum):
+class EventKind(ClosedEnum):
     """The closed set of trace event kinds; the value is the stored tag."""
 
     FAILURE = "failure"
@@ -156,7 +156,7 @@ class BreakerChanged(_Event, frozen=True, tag=EventKind.BREAKER.value):
         return (self.tool, self.breaker.generation)
 
 
-class ForgetReason(Enum):
+class ForgetReason(ClosedEnum):
     """Why episodic memory forgot an error."""
 
     AGE = "age"

@@ -22,7 +22,17 @@ JSONValue: TypeAlias = Any
 """A value that JSON can hold: dict, list, str, int, float, bool or None."""
 
 
-class ErrorCode(Enum):
+class ClosedEnum(Enum):
+    """Base of errord's closed sets: members hash by identity, as they compare.
+
+    Enum's own ``__hash__`` hashes the member's name in Python code, a call that every
+    dict or set lookup keyed by a member pays; a decision makes a dozen.
+    """
+
+    __hash__ = object.__hash__
+
+
+class ErrorCode(ClosedEnum):
     """The normalized cause of a tool failure."""
 
     TIMEOUT = "TIMEOUT"
@@ -40,14 +50,14 @@ class ErrorCode(Enum):
     """errord's breaker refused the attempt before it ran (AdmitCall): the tool never ran."""
 
 
-class ErrorClass(Enum):
+class ErrorClass(ClosedEnum):
     """Whether retrying the same call can help."""
 
     TRANSIENT = "TRANSIENT"
     PERMANENT = "PERMANENT"
 
 
-class Action(Enum):
+class Action(ClosedEnum):
     """What the executor should do next."""
 
     RETRY = "RETRY"
@@ -62,14 +72,14 @@ class Action(Enum):
     it named."""
 
 
-class Outcome(Enum):
+class Outcome(ClosedEnum):
     """How an attempt ended."""
 
     SUCCESS = "SUCCESS"
     FAILURE = "FAILURE"
 
 
-class RefusalKind(Enum):
+class RefusalKind(ClosedEnum):
     """Why a retry was not granted."""
 
     PERMANENT_ERROR = "PERMANENT_ERROR"
@@ -89,7 +99,7 @@ class RefusalKind(Enum):
     """Episodic memory: retries of this error have not fixed it once, over enough episodes."""
 
 
-class BreakerPhase(Enum):
+class BreakerPhase(ClosedEnum):
     """Where a tool's circuit breaker stands: closed, open or half-open."""
 
     CLOSED = "CLOSED"
@@ -97,7 +107,7 @@ class BreakerPhase(Enum):
     HALF_OPEN = "HALF_OPEN"
 
 
-class BreakerChange(Enum):
+class BreakerChange(ClosedEnum):
     """A transition of a circuit breaker, recorded as a trace event."""
 
     OPENED = "OPENED"
@@ -317,7 +327,7 @@ class Consequence(Record, frozen=True):
     """The call's default result (USE_DEFAULT)."""
 
 
-class CallStatus(Enum):
+class CallStatus(ClosedEnum):
     """Where one call of a turn stands; every status but PENDING is final."""
 
     PENDING = "PENDING"
@@ -531,7 +541,7 @@ class TurnSummary(Record, frozen=True):
         return self.deadline is not None and self.ended_at >= self.deadline
 
 
-class EpisodeOutcome(Enum):
+class EpisodeOutcome(ClosedEnum):
     """How a recovery errord decided on turned out."""
 
     SUCCEEDED = "SUCCEEDED"

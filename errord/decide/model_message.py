@@ -11,12 +11,11 @@ bounds their length.
 from __future__ import annotations
 
 import json
-from enum import Enum
 from typing import Any
 
 from msgspec import Struct
 
-from errord.decide.model import Correction
+from errord.decide.model import ClosedEnum, Correction
 
 MAX_MODEL_MESSAGE = 6_000
 """Characters of a model message at most; the example call is dropped first, then the
@@ -25,7 +24,7 @@ MAX_EXAMPLE = 1_500
 """Characters of an example call's JSON in a model message."""
 
 
-class MessageFormat(Enum):
+class MessageFormat(ClosedEnum):
     TEXT = "text"
     JSON = "json"
 

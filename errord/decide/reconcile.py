@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import Enum
+
+from errord.decide.model import ClosedEnum
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,7 @@ class HeldResult:
     is_error: bool = False
 
 
-class Origin(Enum):
+class Origin(ClosedEnum):
     KEPT = "KEPT"
     """The executor's own result."""
     SYNTHESIZED = "SYNTHESIZED"
@@ -62,7 +63,7 @@ class Reconciled:
     """For a synthesized result, where its content comes from."""
 
 
-class DropReason(Enum):
+class DropReason(ClosedEnum):
     DUPLICATE = "DUPLICATE"
     """A second result for a call that already has one."""
     UNKNOWN_CALL = "UNKNOWN_CALL"

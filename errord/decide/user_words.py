@@ -9,15 +9,13 @@ call that fails says what could not be done and that the rest of the turn goes o
 
 from __future__ import annotations
 
-from enum import Enum
-
 from errord.decide.context import DecisionContext
-from errord.decide.model import Action, ErrorClass, ErrorCode, RefusalKind
+from errord.decide.model import Action, ClosedEnum, ErrorClass, ErrorCode, RefusalKind
 from errord.decide.verdict import Verdict, probe_role
 from errord.decide.wording import Fields
 
 
-class Trouble(Enum):
+class Trouble(ClosedEnum):
     """The kinds of failure a user is told about in words of their own."""
 
     NETWORK = "network"

@@ -3,13 +3,11 @@ call again, and what a retry is to a half-open breaker."""
 
 from __future__ import annotations
 
-from enum import Enum
-
 from msgspec import Struct
 
 from errord.decide.backoff import Pacing
 from errord.decide.context import DecisionContext
-from errord.decide.model import Action, BreakerPhase, Consequence, Refusal
+from errord.decide.model import Action, BreakerPhase, ClosedEnum, Consequence, Refusal
 
 
 class Verdict(Struct, frozen=True, gc=False):
@@ -33,7 +31,7 @@ class Verdict(Struct, frozen=True, gc=False):
     """How episodic memory changed this RETRY's delay."""
 
 
-class CorrectionsSpent(Enum):
+class CorrectionsSpent(ClosedEnum):
     """Why the model may not correct its call again; the value names the variant of the
     decision's texts (errord.decide.wording.reason_detail)."""
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from enum import Enum
 
 from errord.decide.backoff import Pacing
 from errord.decide.context import DecisionContext, requested_delay
 from errord.decide.fallbacks import too_slow
-from errord.decide.model import Action, ErrorClass, ErrorCode, Refusal, RefusalKind
+from errord.decide.model import Action, ClosedEnum, ErrorClass, ErrorCode, Refusal, RefusalKind
 from errord.decide.summary import label
 from errord.decide.verdict import Verdict, probe_role
 
@@ -26,7 +25,7 @@ ECHOED_ERROR_LENGTH = 2_000
 """Characters of the tool's error message repeated in the model's and the log's text."""
 
 
-class Cause(Enum):
+class Cause(ClosedEnum):
     """What kind of failure a message speaks about."""
 
     TRANSIENT = "transient"
