@@ -88,7 +88,10 @@ async def serve(
         bounds = MemoryBounds(settings.memory_max_errors, settings.memory_max_age_seconds)
         state = Projections(memory_errors=bounds.max_errors)
         on_commit = functools.partial(committed, feed, breaker_feed)
-        async with await Store.open(settings.db, clock, state, on_commit=on_commit) as store:
+        # Calls and turns are read only through the handler's Holder: loaded after start.
+        later = (state.calls, state.turns)
+        opening = Store.open(settings.db, clock, state, on_commit=on_commit, load_later=later)
+        async with await opening as store:
             engine = Engine(
                 default_policy(
                     None,  # jitter seeded by each decision's id: replays re-decide alike

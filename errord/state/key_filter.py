@@ -9,8 +9,11 @@ not are found too, and cost the read they cost before. (A scalable Bloom filter,
 Almeida et al.: each layer is twice the size of the last, with half its false-positive
 rate, so the rates add up to at most twice the first.)
 
-The hashes are Python's own, randomized per process: the filter lives in one process
-and is rebuilt from the database at start.
+A projection adds its keys as the database stores them (the text ``codec.encode`` gives),
+so that the keys of the rows read at start go in without being decoded. Each key is
+hashed once: Python's own 64-bit hash, randomized per process (the filter lives in one
+process and is rebuilt from the database at start), its two halves the two hashes of
+double hashing.
 """
 
 from __future__ import annotations
@@ -36,20 +39,23 @@ class _Layer:
         self.size = max(64, math.ceil(capacity * bits_per_key))
         self.bits = bytearray((self.size + 7) // 8)
 
-    def positions(self, key: Hashable) -> list[int]:
-        # Double hashing (Kirsch and Mitzenmacher): h1 + i * h2, one per hash function.
-        first = hash(key)
-        second = hash((key, 0x9E3779B9)) | 1
-        return [(first + i * second) % self.size for i in range(self.hashes)]
-
     def add(self, key: Hashable) -> None:
+        bits = self.bits
         for position in self.positions(key):
-            self.bits[position >> 3] |= 1 << (position & 7)
+            bits[position >> 3] |= 1 << (position & 7)
         self.count += 1
 
     def __contains__(self, key: Hashable) -> bool:
         bits = self.bits
         return all(bits[p >> 3] & (1 << (p & 7)) for p in self.positions(key))
+
+    def positions(self, key: Hashable) -> list[int]:
+        # Double hashing (Kirsch and Mitzenmacher): h1 + i * h2, one per hash function,
+        # h1 and h2 the low and high halves of one 64-bit hash.
+        whole = hash(key)
+        first, second = whole & 0xFFFFFFFF, (whole >> 32) | 1
+        size = self.size
+        return [(first + i * second) % size for i in range(self.hashes)]
 
 
 class KeyFilter:

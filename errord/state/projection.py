@@ -14,9 +14,16 @@ from memory and, in the same transaction as the event, from the database.
 
 Memory is bounded: beyond ``capacity`` keys the least recently changed ones are
 dropped, and from then on the projection is no longer ``complete``: a key it
-does not hold may be in the database. The dropped keys go into a KeyFilter, so
+does not hold may be in the database. The dropped keys go into a KeyFilter (as the
+database stores them: encoded, so that the keys read at start need no decoding), so
 that ``missing`` says a key must be read only when it may be one of them: a key
 never seen (a new call, a new turn) costs no read.
+
+A projection may also be loaded after start, in the background (errord.state.store):
+while it is ``loading``, every key it does not hold is ``missing``, read back before a
+decision reads it, as a dropped key is. What the loader reads goes in as older than
+every key held (``hold_older``), beyond capacity into the filter (``drop_older``), and
+never over a key held: that one was read back, or changed since.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from errord.decide.events import TraceEvent
+from errord.state import codec
 from errord.state.key_filter import KeyFilter
 
 K = TypeVar("K", bound=Hashable)
@@ -88,6 +96,9 @@ class Projection(Generic[K, S]):
         self.capacity = capacity
         self.complete = True
         """True while every key in the database is held in memory."""
+        self.loading = False
+        """True while the projection is loaded in the background: every key it does not
+        hold may be in the database."""
         self._committed: OrderedDict[K, S] = OrderedDict()
         self._pending: dict[K, list[TraceEvent]] = {}
         self._viewed: dict[K, tuple[S | None, int]] = {}
@@ -97,7 +108,8 @@ class Projection(Generic[K, S]):
         does not fold them all again."""
         self._pinned: dict[K, int] = {}
         self._dropped = KeyFilter()
-        """Keys whose state is in the database and not in memory (and 1 % of others)."""
+        """Keys whose state is in the database and not in memory (and 1 % of others), as
+        the database stores them (``stored_key``)."""
 
     @property
     def name(self) -> str:
@@ -119,12 +131,9 @@ class Projection(Generic[K, S]):
 
     def missing(self, key: K) -> bool:
         """True when the key's state may be in the database but is not in memory."""
-        return (
-            not self.complete
-            and key not in self._committed
-            and key not in self._pending
-            and key in self._dropped
-        )
+        if self.complete or key in self._committed or key in self._pending:
+            return False
+        return self.loading or stored_key(key) in self._dropped
 
     def snapshot(self) -> dict[K, S]:
         """Every committed state held in memory."""
@@ -216,16 +225,50 @@ class Projection(Generic[K, S]):
     # Loading.
 
     def load(
-        self, states: Iterable[tuple[K, S]], *, complete: bool, dropped: Iterable[K] = ()
+        self, states: Iterable[tuple[K, S]], *, complete: bool, dropped: Iterable[str] = ()
     ) -> None:
         """Hold the states read at start, oldest first; ``complete`` if they are all there
-        are, else ``dropped`` are the keys of the others."""
+        are, else ``dropped`` are the keys of the others, as stored."""
         for key, state in states:
             self._committed[key] = state
-        for key in dropped:
-            self._dropped.add(key)
+        for text in dropped:
+            self._dropped.add(text)
         self.complete = complete
         self._evict()
+
+    def begin_loading(self) -> None:
+        """Read every key not held as ``missing`` until ``end_loading``."""
+        self.loading = True
+        self.complete = False
+
+    @property
+    def room(self) -> int:
+        """How many more keys memory may hold."""
+        return max(0, self.capacity - len(self._committed))
+
+    def hold_older(self, states: Iterable[tuple[K, S]]) -> None:
+        """Hold states read while ``loading``, newest first, each older than every key held;
+        beyond capacity, note them dropped. A key held already keeps its state (it was read
+        back, or changed since: the newer one)."""
+        committed = self._committed
+        for key, state in states:
+            if key in committed or key in self._pending:
+                continue
+            if len(committed) < self.capacity:
+                committed[key] = state
+                committed.move_to_end(key, last=False)
+            else:
+                self._dropped.add(stored_key(key))
+
+    def drop_older(self, stored: Iterable[str]) -> None:
+        """Note keys read while ``loading`` that memory has no room for, as stored."""
+        for text in stored:
+            self._dropped.add(text)
+
+    def end_loading(self) -> None:
+        """Loaded: ``missing`` asks the filter again; ``complete`` if nothing was dropped."""
+        self.loading = False
+        self.complete = not len(self._dropped)
 
     def pin(self, key: K) -> None:
         """Keep the key's state in memory until ``unpin``: between reading it back and
@@ -254,5 +297,10 @@ class Projection(Generic[K, S]):
             if key in self._pending or key in self._pinned:
                 self._committed[key] = state  # back, as the most recent
             else:
-                self._dropped.add(key)
+                self._dropped.add(stored_key(key))
                 self.complete = False
+
+
+def stored_key(key: Hashable) -> str:
+    """``key`` as the database stores it, and the filter of dropped keys holds it."""
+    return codec.encode(key).decode()

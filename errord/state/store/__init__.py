@@ -1,7 +1,8 @@
 """The database: errord's one SQLite connection, its schema, its writer, its reads.
 
 ``Store.open`` migrates the schema, rebuilds stale projections, loads the state
-rows into the projections, and starts the group-commit writer. Requests then
+rows into the projections (some of them after open, in the background:
+errord.state.store.loading), and starts the group-commit writer. Requests then
 ``submit`` units of work (reserved at once, durable when their ``done``
 resolves) and read the trace. Reads share the connection and a lock with the
 writer, so they never see half a batch.
@@ -10,6 +11,7 @@ writer, so they never see half a batch.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -34,6 +36,7 @@ from errord.state.store.connection import (
     connect,
     mark_closed_cleanly,
 )
+from errord.state.store.loading import load_in_background, load_now
 from errord.state.store.rows import event_of, state_key
 from errord.state.store.salvage import Salvage, salvage
 from errord.state.store.schema import fold_trace, migrate, rebuild_stale
@@ -55,14 +58,6 @@ _BY_KEY: Final = f"{_SELECT} WHERE kind = ? AND dedup_key = ?"
 _BY_TURN: Final = f"{_SELECT} WHERE turn_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"
 _AFTER: Final = f"{_SELECT} WHERE sequence > ? ORDER BY sequence LIMIT ?"
 _STATE_ROW: Final = "SELECT body FROM state WHERE projection = ? AND key = ?"
-_OLDER_KEYS: Final = (
-    "SELECT key FROM state WHERE projection = ? ORDER BY sequence DESC LIMIT -1 OFFSET ?"
-)
-"""The keys of the rows beyond the ``capacity`` most recently changed."""
-_RECENT_STATE: Final = (
-    "SELECT key, body FROM (SELECT key, body, sequence FROM state WHERE projection = ? "
-    "ORDER BY sequence DESC LIMIT ?) ORDER BY sequence"
-)
 
 
 class Store:
@@ -89,6 +84,7 @@ class Store:
         self._writer = GroupCommitWriter(db, self._lock, state, on_commit)
         self._closed = False
         self._closing: asyncio.Task[None] | None = None
+        self._loading: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(
@@ -98,6 +94,7 @@ class Store:
         state: StateModel,
         *,
         on_commit: CommitListener | None = None,
+        load_later: Sequence[Projection[Any, Any]] = (),
     ) -> Store:
         """Open (creating if needed), migrate and load the database at ``path``.
 
@@ -110,6 +107,10 @@ class Store:
         salvaged: its readable trace events go into a fresh database that takes its
         place, the damaged file is moved aside, and ``salvage`` says what was saved,
         so that the daemon serves, and says so, rather than crash-looping on it.
+
+        The projections of ``load_later`` are loaded after open, in the background (their
+        keys read back meanwhile: errord.state.store.loading); ``loaded`` waits for them.
+        Only for projections whose readers read every key through errord.state.holding.
         """
         check_path(path)
         owner = OwnerLock.acquire(path)
@@ -125,7 +126,10 @@ class Store:
             await rebuild_stale(db, state.all)
             LOG.debug("database schema migrated, projections current")
             for projection in state.all:
-                await _load(db, projection, path)
+                if projection in load_later:
+                    projection.begin_loading()
+                else:
+                    await load_now(db, projection)
             next_sequence = await _next_sequence(db)
         except BaseException as exc:
             await db.close()
@@ -135,7 +139,16 @@ class Store:
             raise
         store = cls(db, owner, clock, state, next_sequence, on_commit, path)
         store.salvage = salvaged
+        if load_later:
+            store._loading = asyncio.create_task(
+                load_in_background(db, store._lock, load_later), name="loading"
+            )
         return store
+
+    async def loaded(self) -> None:
+        """Return once every projection is loaded (at once, but for those loaded later)."""
+        if self._loading is not None:
+            await asyncio.shield(self._loading)
 
     @property
     def set_aside(self) -> Path | None:
@@ -247,6 +260,10 @@ class Store:
 
     async def _shut_down(self) -> None:
         clean = False
+        if self._loading is not None:
+            self._loading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loading
         try:
             await self._writer.close()
             clean = True
@@ -295,33 +312,6 @@ async def _sound_connection(
         LOG.error("%s; salvaged what could be read into a fresh database: %s", error, salvaged)
         return await connect(path), salvaged
     return db, None
-
-
-async def _load(db: aiosqlite.Connection, projection: Projection[Any, Any], path: Path) -> None:
-    """Hold the most recently changed state rows, up to the projection's capacity."""
-    capacity = projection.capacity
-    limit = capacity + 1  # one more tells whether they all fit
-    rows = list(await db.execute_fetchall(_RECENT_STATE, (projection.name, limit)))
-    decode_key = codec.decoder(projection.fold.key_type)
-    decode_state = codec.decoder(projection.fold.state_type)
-    complete = len(rows) < limit
-    dropped = (
-        [] if complete else await db.execute_fetchall(_OLDER_KEYS, (projection.name, capacity))
-    )
-    try:
-        states = [
-            (decode_key(key), decode_state(body)) for key, body in rows[-projection.capacity :]
-        ]
-        keys = [decode_key(key) for (key,) in dropped]
-    except codec.DecodeErrors as exc:
-        raise StoreError(f"a {projection.name} state row cannot be read: {exc}") from exc
-    projection.load(states, complete=complete, dropped=keys)
-    LOG.debug(
-        "loaded the %s projection: %d states held, %d only in the database",
-        projection.name,
-        len(states),
-        len(keys),
-    )
 
 
 async def _next_sequence(db: aiosqlite.Connection) -> int:
