@@ -144,7 +144,7 @@ def llm_message(
     if guidance is None:
         guidance_cause = Cause.TRANSIENT if verdict.action is Action.RETRY else fields.cause
         guidance = LLM_GUIDANCE[(verdict.action, guidance_cause)]
-    lines = [_note(context, verdict), guidance.format_map(fields)]
+    lines = [_note(context, verdict), fields.fill(guidance)]
     for each in verdict.consequences:
         lines.append(
             LLM_CONSEQUENCES[each.action].format(

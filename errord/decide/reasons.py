@@ -109,11 +109,11 @@ CONSEQUENCE_REASONS: dict[Action, str] = {
 
 def reason(context: DecisionContext, verdict: Verdict, fields: Fields) -> str:
     """The policy's reason, and whether the tool's own manifest or the default applied."""
-    text = REASONS[(verdict.action, fields.detail)].format_map(fields)
+    text = fields.fill(REASONS[(verdict.action, fields.detail)])
     if verdict.consequences:
         text += f" Calls waiting on it: {_consequences_clause(verdict.consequences)}."
     if context.tool.default_policy:
-        text += DEFAULT_POLICY_NOTE.format_map(fields)
+        text += fields.fill(DEFAULT_POLICY_NOTE)
     return text
 
 

@@ -111,28 +111,28 @@ def user_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> 
     """The user's message on the decision."""
     detailed = fields.detail and USER_MESSAGES_DETAIL.get((verdict.action, fields.detail))
     if detailed:
-        return detailed.format_map(fields)
+        return fields.fill(detailed)
     trouble = user_trouble(context, verdict)
     if verdict.action is Action.RETRY and trouble in USER_RETRYING:
-        return USER_RETRYING[trouble].format_map(fields)
+        return fields.fill(USER_RETRYING[trouble])
     if verdict.action is Action.USE_ALTERNATIVE and trouble is Trouble.CIRCUIT_OPEN:
-        return "{Label} is temporarily unavailable; trying another way.".format_map(fields)
+        return fields.fill("{Label} is temporarily unavailable; trying another way.")
     if verdict.action is Action.FAIL:
         return failed_message(verdict, trouble, fields)
     if verdict.action is Action.ESCALATE:
         if trouble in USER_GIVING_UP:
-            return USER_GIVING_UP[trouble].format_map(fields)
+            return fields.fill(USER_GIVING_UP[trouble])
         if context.classification.error_class is ErrorClass.PERMANENT:
-            return "{Label} can't complete this request.".format_map(fields)
-        return "{Label} is unavailable right now; please try again later.".format_map(fields)
-    return USER_MESSAGES[verdict.action].format_map(fields)
+            return fields.fill("{Label} can't complete this request.")
+        return fields.fill("{Label} is unavailable right now; please try again later.")
+    return fields.fill(USER_MESSAGES[verdict.action])
 
 
 def failed_message(verdict: Verdict, trouble: Trouble, fields: Fields) -> str:
     """What could not be done, and whether the rest of the turn goes on."""
     what = USER_FAILED.get(trouble, "{Label} couldn't complete its part of the request")
     blocking = any(each.action is Action.ESCALATE for each in verdict.consequences)
-    return (what + (FAILED_AND_BLOCKING if blocking else FAILED_AND_GOING_ON)).format_map(fields)
+    return fields.fill(what + (FAILED_AND_BLOCKING if blocking else FAILED_AND_GOING_ON))
 
 
 def user_trouble(context: DecisionContext, verdict: Verdict) -> Trouble:

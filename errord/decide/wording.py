@@ -1,18 +1,23 @@
 """The vocabulary every text of a decision shares: the fields its templates name.
 
 A decision's texts (errord.decide.reasons, errord.decide.guidance and
-errord.decide.user_words) are templates filled from one ``Fields`` mapping,
-whose values are worked out the first time a template names them: the refusal
+errord.decide.user_words) are templates filled by one ``Fields``: the refusal
 ("No retry: ..."), delays in milliseconds, the tool's label, the alternatives
-that were not usable, the corrections left. Also here: the kind of failure a
-text speaks about (``cause``) and the variant of the action it speaks of
+that were not usable, the corrections left. The fields that stay the same for
+every failure of one tool with one code (the tool, its label, the code) are
+filled in once per template, tool and code (``prepare``); a decision works out
+only the fields its templates still name. Also here: the kind of failure a text
+speaks about (``cause``) and the variant of the action it speaks of
 (``reason_detail``). This module imports none of the texts' modules.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable
+import string
+from collections.abc import Callable, Mapping
+from typing import NamedTuple, TypeVar
 
 from errord.decide.backoff import Pacing
 from errord.decide.context import DecisionContext, requested_delay
@@ -92,21 +97,79 @@ def milliseconds(seconds: float) -> int:
     return round(seconds * 1000)
 
 
-class Fields(dict[str, object]):
-    """The values templates may name; each is worked out when a template first asks."""
+class Fields:
+    """Fills the templates of one decision's texts."""
+
+    __slots__ = ("cause", "context", "detail", "verdict")
 
     def __init__(self, context: DecisionContext, verdict: Verdict) -> None:
-        super().__init__(tool=context.report.tool, code=context.classification.code.value)
         self.context = context
         self.verdict = verdict
         self.cause = cause(context)
         self.detail = reason_detail(context, verdict)
         """Which variant of the action the texts speak of."""
 
-    def __missing__(self, name: str) -> object:
-        value = FIELDS[name](self.context, self.verdict)
-        self[name] = value
-        return value
+    def fill(self, template: str) -> str:
+        """``template`` with the fields it names (FIELDS, and the tool's) filled in."""
+        return filled(template, self.context, FIELDS, self.verdict)
+
+
+About = TypeVar("About")
+
+
+def filled(
+    template: str,
+    context: DecisionContext,
+    fields: Mapping[str, Callable[[DecisionContext, About], object]],
+    about: About,
+) -> str:
+    """``template`` filled for the decision on ``context``: the fields that stay the same
+    for its tool and code as prepared once, each other field it names by ``fields``, from
+    the context and ``about`` (the verdict, or the refusal)."""
+    text, varying = prepare(template, context.report.tool, context.classification.code)
+    if not varying:
+        return text
+    return text.format_map({name: fields[name](context, about) for name in varying})
+
+
+class Prepared(NamedTuple):
+    """A template with the fields of one tool and code filled in."""
+
+    text: str
+    """The template so filled; a template in turn (braces doubled) if ``varying``."""
+    varying: tuple[str, ...]
+    """The fields it still names, which differ between decisions."""
+
+
+PREPARED_TEMPLATES = 4_096
+"""Templates prepared for a tool and a code kept: executors may name any number of tools."""
+
+
+@functools.lru_cache(maxsize=PREPARED_TEMPLATES)
+def prepare(template: str, tool: str, code: ErrorCode) -> Prepared:
+    """``template`` with the fields that are the same for every failure of ``tool`` with
+    ``code`` filled in: ``tool``, ``label``, ``Label`` and ``code``."""
+    said = label(tool)
+    fixed = {"tool": tool, "label": said, "Label": _capitalized(said), "code": code.value}
+    parsed = list(string.Formatter().parse(template))
+    varying = tuple(
+        dict.fromkeys(name for _, name, _, _ in parsed if name is not None and name not in fixed)
+    )
+    if not varying:
+        return Prepared(template.format_map(fixed), ())
+    parts = []
+    for literal, name, spec, conversion in parsed:
+        parts.append(_braces_doubled(literal))
+        if name is None:
+            continue
+        if spec or conversion:
+            raise ValueError(f"{template!r}: a field takes no conversion or format spec here")
+        parts.append(_braces_doubled(fixed[name]) if name in fixed else f"{{{name}}}")
+    return Prepared("".join(parts), varying)
+
+
+def _braces_doubled(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 REFUSALS: dict[RefusalKind, str] = {
@@ -143,25 +206,23 @@ REFUSALS: dict[RefusalKind, str] = {
 def _refusal_text(context: DecisionContext, verdict: Verdict) -> str:
     refusal = verdict.refusal
     assert refusal is not None, "a verdict other than RETRY carries its refusal"
-    return REFUSALS[refusal.kind].format_map(_refusal_fields(context, refusal))
+    return filled(REFUSALS[refusal.kind], context, REFUSAL_FIELDS, refusal)
 
 
-def _refusal_fields(context: DecisionContext, refusal: Refusal) -> dict[str, object]:
-    return {
-        "tool": context.report.tool,
-        "code": context.classification.code.value,
-        "attempt": refusal.attempt,
-        "limit": int(refusal.limit),
-        "limit_ms": milliseconds(refusal.limit),
-        "spent_ms": milliseconds(refusal.spent),
-        "wait_ms": milliseconds(refusal.wait),
-        "granted": refusal.granted,
-        "corrected_clause": _corrected_clause(refusal.corrected),
-        "recovered": round(refusal.recovered),
-        "tried": round(refusal.tried),
-        "deadline_clause": _deadline_clause(context, refusal),
-        "half_opens": _half_opens(context, refusal),
-    }
+REFUSAL_FIELDS: dict[str, Callable[[DecisionContext, Refusal], object]] = {
+    "attempt": lambda context, refusal: refusal.attempt,
+    "limit": lambda context, refusal: int(refusal.limit),
+    "limit_ms": lambda context, refusal: milliseconds(refusal.limit),
+    "spent_ms": lambda context, refusal: milliseconds(refusal.spent),
+    "wait_ms": lambda context, refusal: milliseconds(refusal.wait),
+    "granted": lambda context, refusal: refusal.granted,
+    "corrected_clause": lambda context, refusal: _corrected_clause(refusal.corrected),
+    "recovered": lambda context, refusal: round(refusal.recovered),
+    "tried": lambda context, refusal: round(refusal.tried),
+    "deadline_clause": lambda context, refusal: _deadline_clause(context, refusal),
+    "half_opens": lambda context, refusal: _half_opens(context, refusal),
+}
+"""How each field of a refusal's clause (beyond ``tool`` and ``code``) is worked out."""
 
 
 def _corrected_clause(corrected: int) -> str:
@@ -260,8 +321,6 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
         json.dumps(context.plan.default.value if context.plan.default else None)
     ),
     "escalated_for": lambda context, verdict: verdict.escalated_for,
-    "label": lambda context, verdict: label(context.report.tool),
-    "Label": lambda context, verdict: _capitalized(label(context.report.tool)),
     "correction_number": lambda context, verdict: _corrections_told(context) + 1,
     "told": lambda context, verdict: _times(context.turn.told),
     "unrecoverable": lambda context, verdict: _unrecoverable(context),
@@ -274,7 +333,7 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
         else ""
     ),
 }
-"""How each field a template may name (beyond ``tool`` and ``code``) is worked out."""
+"""How each field a template may name (beyond ``prepare``'s) is worked out."""
 
 
 PACING_WORDS = {Pacing.SHORTER: "halved", Pacing.LONGER: "doubled"}
