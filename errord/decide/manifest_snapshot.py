@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from errord.decide.context import ToolPart
 from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
 from errord.decide.validate import Validators
 
@@ -48,6 +49,9 @@ class ManifestSnapshot:
         snapshot's life: here, in the worker thread of a reload, not on a request."""
         self._made: dict[str, ToolManifest] = {}
         """Default manifests built for tools without one, reused (up to MADE_LIMIT)."""
+        self._parts: dict[str, ToolPart] = {}
+        """What decisions read of each tool, built once (up to MADE_LIMIT beyond the
+        manifests)."""
 
     def manifest_for(self, tool: str) -> tuple[ToolManifest, bool]:
         """The tool's manifest, or a default one; and whether it is the default."""
@@ -65,6 +69,24 @@ class ManifestSnapshot:
             self._made.clear()
         self._made[tool] = made
         return made, True
+
+    def tool_part(self, tool: str) -> ToolPart:
+        """What a decision on a failure of ``tool`` knows of it from the manifests: the
+        same for every failure of the tool while this snapshot is in force."""
+        part = self._parts.get(tool)
+        if part is None:
+            if len(self._parts) >= len(self._by_name) + MADE_LIMIT:
+                self._parts.clear()
+            manifest, is_default = self.manifest_for(tool)
+            part = ToolPart(
+                manifest,
+                is_default,
+                self.names,
+                {name: self.manifest_for(name)[0].timeout for name in manifest.alternatives},
+                self.validators.for_tool(tool),
+            )
+            self._parts[tool] = part
+        return part
 
     def alternatives(self, tool: str) -> tuple[str, ...]:
         """The tools ``tool``'s manifest lists as alternatives; none without a manifest."""
