@@ -86,7 +86,7 @@ async def serve(
     hurry = asyncio.Event()
     with stop_on_signals(stop, hurry):
         bounds = MemoryBounds(settings.memory_max_errors, settings.memory_max_age_seconds)
-        state = Projections(memory_errors=bounds.max_errors)
+        state = Projections(settings.state_capacity, memory_errors=bounds.max_errors)
         on_commit = functools.partial(committed, feed, breaker_feed)
         # Calls and turns are read only through the handler's Holder: loaded after start.
         later = (state.calls, state.turns)

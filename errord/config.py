@@ -34,6 +34,7 @@
     memory_min_episodes = 5
     memory_max_errors = 100000          # errors (tool and signature) memory holds at most
     memory_max_age_seconds = 86400      # an error not seen for this long is forgotten
+    state_capacity = 25000              # calls, and turns, held in memory; older: read back
 
     # Retries and corrections one turn's calls may be granted in all; no budget unless set.
     turn_retry_budget = 10              # at most this many
@@ -82,7 +83,7 @@ from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy
 from errord.decide.model import RetryBudget
 from errord.decide.model_message import MessageFormat
 from errord.errors import ConfigError
-from errord.limits import Limits
+from errord.limits import STATE_CAPACITY, Limits
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("logfmt", "json")
@@ -190,6 +191,9 @@ class Settings:
     beyond it are forgotten."""
     memory_max_age_seconds: float = 86_400.0
     """An error memory has not seen for this long is forgotten."""
+    state_capacity: int = STATE_CAPACITY
+    """Calls, and turns, whose state is held in memory; the least recently changed beyond
+    it are read back from the database when a report needs them."""
     socket_group: str | int | None = None
     """Group (name or number) of a unix socket, which is mode 0660; None for the daemon's
     own group. Unused on TCP."""
@@ -269,6 +273,8 @@ class Settings:
             yield "memory_max_errors: must be from 1 to 10000000"
         if not 3_600 <= self.memory_max_age_seconds <= MAX_MEMORY_AGE:
             yield "memory_max_age_seconds: must be from 3600 (an hour) to a year"
+        if not 1_000 <= self.state_capacity <= 10_000_000:
+            yield "state_capacity: must be from 1000 to 10000000"
         if self.otel_endpoint is not None and not self.otel_endpoint.startswith(
             ("http://", "https://")
         ):

@@ -13,6 +13,7 @@ from typing import Any
 from errord.decide.events import TraceEvent
 from errord.decide.memory import MemoryKey, MemoryStats
 from errord.decide.model import BreakerState, CallKey
+from errord.limits import STATE_CAPACITY
 from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
 from errord.state.memory import MemoryFold
@@ -21,7 +22,7 @@ from errord.state.store.rows import WriteRow, state_row
 from errord.state.tool_stats import ToolStats, ToolStatsFold
 from errord.state.turns import TurnFold, TurnState
 
-DEFAULT_CAPACITY = 100_000
+DEFAULT_CAPACITY = STATE_CAPACITY
 """Keys each projection holds in memory; beyond it, the least recently changed are read
 back from the database when needed."""
 
