@@ -2,13 +2,20 @@
 
 Decisions, trace events, turn summaries, reconciliations and call checks for
 ErrorHandlerService; breakers, tool statistics and remembered errors for
-OperatorService. Domain enums map to wire enum names (``WIRE_*``), which generated
-constructors take.
+OperatorService. Domain enums map to wire enum numbers (``WIRE_*``), which generated
+messages store (a name would be looked up at each use).
+
+A decision is answered for every report, so its conversion builds each message in
+place, in the field of the message holding it (``message=``): a nested message built
+apart is copied whole when it is put in its place. Its fields left at their defaults
+are not set, as proto3 does not send them.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+from enum import Enum
+from typing import TypeVar
 
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
@@ -49,85 +56,129 @@ from errord.decide.reconcile import Reconciliation
 from errord.state.health import BreakerView, ToolHealth
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-# Generated constructors take enum values by name, which keeps these maps typed.
-WIRE_CODES = {member: f"ERROR_CODE_{member.value}" for member in ErrorCode}
-WIRE_CLASSES = {member: f"ERROR_CLASS_{member.value}" for member in ErrorClass}
-WIRE_ACTIONS = {member: f"RECOVERY_ACTION_{member.value}" for member in Action}
-WIRE_OUTCOMES = {member: f"OUTCOME_{member.value}" for member in Outcome}
-WIRE_PHASES = {member: f"BREAKER_PHASE_{member.value}" for member in BreakerPhase}
-WIRE_CHANGES = {member: f"BREAKER_CHANGE_{member.value}" for member in BreakerChange}
-WIRE_FORGET_REASONS = {member: f"FORGET_REASON_{member.value.upper()}" for member in ForgetReason}
+E = TypeVar("E", bound=Enum)
+W = TypeVar("W", bound=int)
 
 
-def duration(seconds: float) -> duration_pb2.Duration:
-    exact = timedelta(seconds=seconds)  # to the microsecond, as Duration.FromTimedelta
-    whole = exact.days * 86_400 + exact.seconds
-    return duration_pb2.Duration(seconds=whole, nanos=exact.microseconds * 1000)
+def wire_numbers(enum: type[E], wire: type[W], prefix: str) -> dict[E, W]:
+    """Domain members to the wire enum ``wire``'s numbers named ``{prefix}_{NAME}``."""
+    return {member: getattr(wire, f"{prefix}_{member.name}") for member in enum}
 
 
-def timestamp(moment: datetime) -> timestamp_pb2.Timestamp:
+WIRE_CODES = wire_numbers(ErrorCode, pb.ErrorCode, "ERROR_CODE")
+WIRE_CLASSES = wire_numbers(ErrorClass, pb.ErrorClass, "ERROR_CLASS")
+WIRE_ACTIONS = wire_numbers(Action, pb.RecoveryAction, "RECOVERY_ACTION")
+WIRE_OUTCOMES = wire_numbers(Outcome, pb.Outcome, "OUTCOME")
+WIRE_PHASES = wire_numbers(BreakerPhase, pb.BreakerPhase, "BREAKER_PHASE")
+WIRE_CHANGES = wire_numbers(BreakerChange, pb.BreakerChange, "BREAKER_CHANGE")
+WIRE_FORGET_REASONS = wire_numbers(ForgetReason, pb.ForgetReason, "FORGET_REASON")
+MICROSECONDS = 1_000_000
+
+
+def duration(seconds: float, message: duration_pb2.Duration | None = None) -> duration_pb2.Duration:
+    """``seconds`` to the microsecond, rounded as ``timedelta(seconds=...)`` rounds them
+    (the whole seconds exactly, their fraction half to even), into ``message`` when given."""
+    whole = int(seconds)
+    micros = whole * MICROSECONDS + round((seconds - whole) * MICROSECONDS)
+    if message is None:
+        message = duration_pb2.Duration()
+    message.seconds, micros = divmod(micros, MICROSECONDS)
+    message.nanos = micros * 1000
+    return message
+
+
+def timestamp(
+    moment: datetime, message: timestamp_pb2.Timestamp | None = None
+) -> timestamp_pb2.Timestamp:
+    """``moment`` into ``message`` when given, else into a new Timestamp."""
+    if message is None:
+        message = timestamp_pb2.Timestamp()
     since = moment - EPOCH
-    whole = since.days * 86_400 + since.seconds
-    return timestamp_pb2.Timestamp(seconds=whole, nanos=since.microseconds * 1000)
+    message.seconds = since.days * 86_400 + since.seconds
+    message.nanos = since.microseconds * 1000
+    return message
 
 
-def value_to_proto(value: JSONValue) -> struct_pb2.Value:
-    message = struct_pb2.Value()
+def value_to_proto(value: JSONValue, message: struct_pb2.Value | None = None) -> struct_pb2.Value:
+    """``value`` into ``message`` when given, else into a new Value."""
+    if message is None:
+        message = struct_pb2.Value()
     json_format.ParseDict(value, message)
     return message
 
 
-def tool_failure_to_proto(failure: ToolFailure) -> pb.ToolError:
-    message = pb.ToolError(
-        code=WIRE_CODES[failure.code] if failure.code else "ERROR_CODE_UNSPECIFIED",
-        http_status=failure.http_status or 0,
-        exception_type=failure.exception_type,
-        message=failure.message,
-    )
+def tool_failure_to_proto(
+    failure: ToolFailure, message: pb.ToolError | None = None
+) -> pb.ToolError:
+    """``failure`` into ``message`` when given, else into a new ToolError."""
+    if message is None:
+        message = pb.ToolError()
+    message.code = WIRE_CODES[failure.code] if failure.code else pb.ERROR_CODE_UNSPECIFIED
+    if failure.http_status:
+        message.http_status = failure.http_status
+    if failure.exception_type:
+        message.exception_type = failure.exception_type
+    message.message = failure.message
     if failure.retry_after is not None:
-        message.retry_after.CopyFrom(duration(failure.retry_after))
+        duration(failure.retry_after, message.retry_after)
     if failure.retry_at is not None:
-        message.retry_at.CopyFrom(timestamp(failure.retry_at))
+        timestamp(failure.retry_at, message.retry_at)
     if failure.partial_result is not None:
-        message.partial_result.CopyFrom(value_to_proto(failure.partial_result))
+        value_to_proto(failure.partial_result, message.partial_result)
     return message
 
 
-def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
-    verdict = decision.classification
-    message = pb.RecoveryDecision(
-        decision_id=decision.decision_id,
-        action=WIRE_ACTIONS[decision.action],
-        alternative_tool=decision.alternative_tool or "",
-        classification=pb.Classification(
-            error_class=WIRE_CLASSES[verdict.error_class],
-            code=WIRE_CODES[verdict.code],
-            rule=verdict.rule,
-        ),
-        attempts_left=decision.attempts_left,
-        reason=decision.reason,
-        llm_message=decision.llm_message,
-        user_message=decision.user_message,
-        turn_id=decision.turn_id,
-        call_id=decision.call_id,
-        tool=decision.tool,
-        attempt=decision.attempt,
-        decided_at=timestamp(decision.decided_at),
-        default_policy=decision.default_policy,
-        technical_message=decision.technical_message,
-    )
+def report_failure_response(
+    decision: Decision, replayed: bool, message: pb.ReportFailureResponse | None = None
+) -> pb.ReportFailureResponse:
+    """ReportFailure's answer, into ``message`` when given (an answer of ReportFailures)."""
+    if message is None:
+        message = pb.ReportFailureResponse()
+    decision_to_proto(decision, message.decision)
+    if replayed:
+        message.replayed = True
+    return message
+
+
+def decision_to_proto(
+    decision: Decision, message: pb.RecoveryDecision | None = None
+) -> pb.RecoveryDecision:
+    """``decision`` into ``message`` when given, else into a new RecoveryDecision."""
+    if message is None:
+        message = pb.RecoveryDecision()
+    message.decision_id = decision.decision_id
+    message.action = WIRE_ACTIONS[decision.action]
+    if decision.alternative_tool:
+        message.alternative_tool = decision.alternative_tool
+    verdict, classification = decision.classification, message.classification
+    classification.error_class = WIRE_CLASSES[verdict.error_class]
+    classification.code = WIRE_CODES[verdict.code]
+    classification.rule = verdict.rule
+    if decision.attempts_left:
+        message.attempts_left = decision.attempts_left
+    message.reason = decision.reason
+    message.llm_message = decision.llm_message
+    message.user_message = decision.user_message
+    message.turn_id = decision.turn_id
+    message.call_id = decision.call_id
+    message.tool = decision.tool
+    message.attempt = decision.attempt
+    timestamp(decision.decided_at, message.decided_at)
+    if decision.default_policy:
+        message.default_policy = True
+    message.technical_message = decision.technical_message
     if decision.action is Action.RETRY:
-        message.delay.CopyFrom(duration(decision.delay))
+        duration(decision.delay, message.delay)
     if decision.next_attempt_timeout is not None:
-        message.next_attempt_timeout.CopyFrom(duration(decision.next_attempt_timeout))
+        duration(decision.next_attempt_timeout, message.next_attempt_timeout)
     if decision.breaker is not None:
-        message.breaker.CopyFrom(breaker_state_to_proto(decision.breaker, decision.decided_at))
-        message.probe = decision.probe
+        breaker_state_to_proto(decision.breaker, decision.decided_at, message.breaker)
+        if decision.probe:
+            message.probe = True
     if decision.action is Action.USE_DEFAULT:
-        message.default_value.CopyFrom(value_to_proto(decision.default_value))
+        value_to_proto(decision.default_value, message.default_value)
     if decision.correction is not None:
-        message.correction.CopyFrom(correction_to_proto(decision.correction))
+        correction_to_proto(decision.correction, message.correction)
     for recalled in decision.recalled:
         told = recalled.succeeded + recalled.failed
         message.recalled.add(
@@ -146,45 +197,57 @@ def decision_to_proto(decision: Decision) -> pb.RecoveryDecision:
             blocked_by=each.blocked_by,
         )
         if each.action is Action.USE_DEFAULT:
-            consequence.default_value.CopyFrom(value_to_proto(each.default_value))
+            value_to_proto(each.default_value, consequence.default_value)
     return message
 
 
-def correction_to_proto(correction: Correction) -> pb.Correction:
-    message = pb.Correction(
-        type=correction.kind,
-        message=correction.message,
-        parameter=correction.parameter,
-        required_parameters=correction.required_parameters,
-        retry_hint=correction.retry_hint,
-        problems=[
-            pb.ParameterProblem(type=p.kind, parameter=p.parameter, message=p.message)
-            for p in correction.problems
-        ],
-        available_tools=correction.known_tools,
-        corrections_left=correction.corrections_left,
-    )
+def correction_to_proto(
+    correction: Correction, message: pb.Correction | None = None
+) -> pb.Correction:
+    """``correction`` into ``message`` when given, else into a new Correction."""
+    if message is None:
+        message = pb.Correction()
+    message.type = correction.kind
+    message.message = correction.message
+    if correction.parameter:
+        message.parameter = correction.parameter
+    if correction.required_parameters:
+        message.required_parameters.extend(correction.required_parameters)
     if correction.example is not None:
         message.example.update(correction.example)
+    message.retry_hint = correction.retry_hint
+    for problem in correction.problems:
+        message.problems.add(
+            type=problem.kind, parameter=problem.parameter, message=problem.message
+        )
+    if correction.known_tools:
+        message.available_tools.extend(correction.known_tools)
+    message.corrections_left = correction.corrections_left
     return message
 
 
-def breaker_state_to_proto(state: BreakerState, at: datetime) -> pb.BreakerState:
-    """``state`` as it stood at ``at`` (a probe whose time ran out is no longer in flight)."""
-    probe = state.probe_in_flight(at)
-    message = pb.BreakerState(
-        phase=WIRE_PHASES[state.phase],
-        consecutive_failures=state.failures,
-        consecutive_successes=state.successes,
-        opens=state.opens,
-        probe_in_flight=probe is not None,
-    )
+def breaker_state_to_proto(
+    state: BreakerState, at: datetime, message: pb.BreakerState | None = None
+) -> pb.BreakerState:
+    """``state`` as it stood at ``at`` (a probe whose time ran out is no longer in flight),
+    into ``message`` when given, else into a new BreakerState."""
+    if message is None:
+        message = pb.BreakerState()
+    message.phase = WIRE_PHASES[state.phase]
+    if state.failures:
+        message.consecutive_failures = state.failures
+    if state.successes:
+        message.consecutive_successes = state.successes
+    if state.opens:
+        message.opens = state.opens
     if state.opened_at is not None:
-        message.opened_at.CopyFrom(timestamp(state.opened_at))
+        timestamp(state.opened_at, message.opened_at)
     if state.half_opens_at is not None:
-        message.half_opens_at.CopyFrom(timestamp(state.half_opens_at))
+        timestamp(state.half_opens_at, message.half_opens_at)
+    probe = state.probe_in_flight(at)
     if probe is not None:
-        message.probe_until.CopyFrom(timestamp(probe.until))
+        message.probe_in_flight = True
+        timestamp(probe.until, message.probe_until)
     return message
 
 
@@ -195,7 +258,7 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
     )
     if isinstance(detail, FailureEvent):
         _name_attempt(message, detail.report)
-        message.failure.CopyFrom(failure_event_to_proto(detail))
+        failure_event_to_proto(detail, message.failure)
     elif isinstance(detail, OutcomeEvent):
         _name_attempt(message, detail.report)
         message.outcome.CopyFrom(
@@ -252,15 +315,19 @@ def _name_attempt(message: pb.TraceEvent, report: FailureReport | OutcomeReport)
     message.attempt = report.attempt
 
 
-def failure_event_to_proto(detail: FailureEvent) -> pb.FailureEvent:
-    arguments = struct_pb2.Struct()
-    arguments.update(detail.report.arguments)
-    return pb.FailureEvent(
-        error=tool_failure_to_proto(detail.report.error),
-        arguments=arguments,
-        elapsed=duration(detail.report.elapsed),
-        decision=decision_to_proto(detail.decision),
-    )
+def failure_event_to_proto(
+    detail: FailureEvent, message: pb.FailureEvent | None = None
+) -> pb.FailureEvent:
+    """``detail`` into ``message`` when given, else into a new FailureEvent."""
+    if message is None:
+        message = pb.FailureEvent()
+    report = detail.report
+    tool_failure_to_proto(report.error, message.error)
+    message.arguments.SetInParent()  # sent even when empty, as it always was
+    message.arguments.update(report.arguments)
+    duration(report.elapsed, message.elapsed)
+    decision_to_proto(detail.decision, message.decision)
+    return message
 
 
 def reconciliation_to_proto(reconciliation: Reconciliation) -> pb.ReconcileResultsResponse:

@@ -155,9 +155,7 @@ class ErrorHandlerService:
             decision, replayed = await self._handler.report_failure(report)
         else:
             decision, replayed = await self.telemetry.report_failure(self._handler, report, context)
-        return pb.ReportFailureResponse(
-            decision=responses.decision_to_proto(decision), replayed=replayed
-        )
+        return responses.report_failure_response(decision, replayed)
 
     async def report_failures(self, data: bytes, context: Context) -> pb.ReportFailuresResponse:
         reports = requests.failure_reports_from_proto(decode(pb.ReportFailuresRequest, data))
@@ -173,10 +171,7 @@ class ErrorHandlerService:
                 response.results.add(refused=refused)
             else:
                 decision, replayed = result
-                answer = pb.ReportFailureResponse(
-                    decision=responses.decision_to_proto(decision), replayed=replayed
-                )
-                response.results.add(answer=answer)
+                responses.report_failure_response(decision, replayed, response.results.add().answer)
         return response
 
     async def reconcile_results(self, data: bytes) -> pb.ReconcileResultsResponse:
