@@ -58,6 +58,10 @@ class Backoff(abc.ABC):
         """How episodic memory changed the delay; None when it did not."""
         return None
 
+    def proposal(self, context: DecisionContext) -> tuple[float, Pacing | None]:
+        """The delay and its pacing at once, each as ``__call__`` and ``pacing`` say."""
+        return self(context), self.pacing(context)
+
 
 class ExponentialBackoff(Backoff):
     """initial * multiplier^(attempt-1), capped at max_delay, halved or doubled by episodic
@@ -69,14 +73,17 @@ class ExponentialBackoff(Backoff):
         self._min_episodes = min_episodes
 
     def __call__(self, context: DecisionContext) -> float:
-        delay, _ = self._paced_delay(context)
-        jitter = context.manifest.retry_policy.jitter
-        if self._jitter is not None:
-            return delay * (1 + self._jitter.uniform(-jitter, jitter))
-        return delay * (1 + jitter * (2 * seeded_fraction(context.decision_id) - 1))
+        return self.proposal(context)[0]
 
     def pacing(self, context: DecisionContext) -> Pacing | None:
         return self._paced_delay(context)[1]
+
+    def proposal(self, context: DecisionContext) -> tuple[float, Pacing | None]:
+        delay, paced = self._paced_delay(context)
+        jitter = context.manifest.retry_policy.jitter
+        if self._jitter is not None:
+            return delay * (1 + self._jitter.uniform(-jitter, jitter)), paced
+        return delay * (1 + jitter * (2 * seeded_fraction(context.decision_id) - 1)), paced
 
     def _paced_delay(self, context: DecisionContext) -> tuple[float, Pacing | None]:
         policy = context.manifest.retry_policy
@@ -108,3 +115,7 @@ class HonourRetryAfter(Backoff):
 
     def pacing(self, context: DecisionContext) -> Pacing | None:
         return self._computed.pacing(context) if requested_delay(context) is None else None
+
+    def proposal(self, context: DecisionContext) -> tuple[float, Pacing | None]:
+        asked = requested_delay(context)
+        return self._computed.proposal(context) if asked is None else (asked, None)

@@ -41,7 +41,9 @@ class AnyGate(RetryGate):
         return None
 
     def __or__(self, other: RetryGate) -> RetryGate:
-        return AnyGate((*self.gates, other))
+        # Flat: the same first refusal, one call fewer per nested group.
+        others = other.gates if isinstance(other, AnyGate) else (other,)
+        return AnyGate((*self.gates, *others))
 
 
 class PermanentError(RetryGate):

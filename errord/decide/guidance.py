@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from errord.decide.context import DecisionContext
-from errord.decide.model import Action, Correction, ErrorCode, RefusalKind
+from errord.decide.model import Action, Correction, ErrorClass, ErrorCode, RefusalKind
 from errord.decide.model_message import MessageFormat, ModelMessage, render
 from errord.decide.verdict import Verdict
 from errord.decide.wording import Cause, Fields, cause, clip
@@ -131,6 +131,14 @@ LLM_CONSEQUENCES: dict[Action, str] = {
 """What the model should do about each call waiting on this one."""
 
 
+ERROR_TYPES: dict[tuple[ErrorCode, ErrorClass], str] = {
+    (code, error_class): f"{code.value} ({error_class.value.lower()})"
+    for code in ErrorCode
+    for error_class in ErrorClass
+}
+"""The error type the model reads of a failure it need not correct: ``TIMEOUT (transient)``."""
+
+
 def llm_message(
     context: DecisionContext,
     verdict: Verdict,
@@ -157,14 +165,14 @@ def llm_message(
     error_type = (
         correction.kind
         if correction is not None
-        else f"{classification.code.value} ({classification.error_class.value.lower()})"
+        else ERROR_TYPES[classification.code, classification.error_class]
     )
     message = ModelMessage(
         tool=context.report.tool,
         error_type=error_type,
         error=clip(context.report.error.message),
         action=verdict.action.value,
-        guidance=tuple(line for line in lines if line),
+        guidance=tuple([line for line in lines if line]),
         correction=correction,
     )
     return render(message, layout)

@@ -64,10 +64,11 @@ class RecoveryPolicy:
         self.fallbacks = tuple(fallbacks)
 
     def decide(self, context: DecisionContext) -> Verdict:
-        delay = round(self.backoff(context), 3)  # whole milliseconds
+        proposed, paced = self.backoff.proposal(context)
+        delay = round(proposed, 3)  # whole milliseconds
         refusal = self.gate(context, delay)
         if refusal is None:
-            return Verdict(Action.RETRY, delay=delay, paced=self.backoff.pacing(context))
+            return Verdict(Action.RETRY, delay=delay, paced=paced)
         for fallback in self.fallbacks:
             verdict = fallback(context, refusal)
             if verdict is not None:

@@ -341,8 +341,10 @@ PACING_WORDS = {Pacing.SHORTER: "halved", Pacing.LONGER: "doubled"}
 
 def _pacing_clause(context: DecisionContext, verdict: Verdict) -> str:
     """Why episodic memory changed the delay, when it did."""
+    if verdict.paced is None:
+        return ""
     evidence = context.memory.get(Action.RETRY.value)
-    if verdict.paced is None or evidence is None:
+    if evidence is None:
         return ""
     recovered, tried = round(evidence.succeeded), round(evidence.told)
     return (
