@@ -3,6 +3,10 @@
 protobuf's own conversion (json_format.MessageToDict) is slow and takes any depth and
 size; this walk is a fraction of its cost and stops with NotJSON at MAX_JSON_DEPTH
 levels, MAX_JSON_MEMBERS members and at numbers JSON cannot hold.
+
+Most of the walk's cost is upb making a Python object of each Value it is handed, so
+the walk asks for each one once, by key (a map's ``items()`` is collections.abc's,
+several times slower), and tries the common kinds first.
 """
 
 from __future__ import annotations
@@ -47,7 +51,15 @@ def plain_struct(
     budget = budget or JSONBudget()
     fields = message.fields
     budget.spend(len(fields), depth)
-    return {key: plain_value(value, budget, depth) for key, value in fields.items()}
+    plain = {}
+    for key in fields:
+        value = fields[key]
+        kind = value.WhichOneof("kind")
+        # A string, the most common member, without a call.
+        plain[key] = (
+            value.string_value if kind == "string_value" else _plain(value, kind, budget, depth)
+        )
+    return plain
 
 
 def plain_value(
@@ -55,21 +67,26 @@ def plain_value(
 ) -> JSONValue:
     """A Value as plain JSON; NotJSON for NaN and Infinity, which JSON cannot hold, and
     beyond MAX_JSON_DEPTH levels and MAX_JSON_MEMBERS members."""
-    kind = message.WhichOneof("kind")
-    if kind == "struct_value":
-        return plain_struct(message.struct_value, budget, depth + 1)
-    if kind == "list_value":
-        budget = budget or JSONBudget()
-        items = message.list_value.values
-        budget.spend(len(items), depth + 1)
-        return [plain_value(item, budget, depth + 1) for item in items]
+    return _plain(message, message.WhichOneof("kind"), budget or JSONBudget(), depth)
+
+
+def _plain(
+    message: struct_pb2.Value, kind: str | None, budget: JSONBudget, depth: int
+) -> JSONValue:
+    """The Value ``message`` holding its ``kind``, as plain JSON."""
+    if kind == "string_value":
+        return message.string_value
     if kind == "number_value":
         number = message.number_value
         if not math.isfinite(number):
             raise NotJSON("numbers must be finite (NaN and Infinity are not JSON)")
         return number
-    if kind == "string_value":
-        return message.string_value
     if kind == "bool_value":
         return message.bool_value
+    if kind == "struct_value":
+        return plain_struct(message.struct_value, budget, depth + 1)
+    if kind == "list_value":
+        items = message.list_value.values
+        budget.spend(len(items), depth + 1)
+        return [_plain(item, item.WhichOneof("kind"), budget, depth + 1) for item in items]
     return None
