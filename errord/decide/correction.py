@@ -141,9 +141,10 @@ def named_parameter(message: str, parameters: Iterable[str]) -> str:
     for name in quoted:
         if name in known:
             return name
-    for found in WORD.finditer(message):
-        if found.group() in known:
-            return found.group()
+    if known:  # a tool without a schema names no parameter: no word to look up
+        for found in WORD.finditer(message):
+            if found.group() in known:
+                return found.group()
     if quoted:
         return quoted[0]
     unquoted = NONE_PROVIDED.search(message)

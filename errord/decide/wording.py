@@ -17,6 +17,7 @@ import functools
 import json
 import string
 from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 from typing import NamedTuple, TypeVar
 
 from errord.decide.backoff import Pacing
@@ -238,10 +239,16 @@ def _half_opens(context: DecisionContext, refusal: Refusal) -> str:
     breaker = context.breaker.state
     if breaker.half_opens_at is None:
         return "an operator forced it open, until it is reset"
-    since = ""
-    if breaker.opened_at is not None:
-        since = f" (opened at {breaker.opened_at.isoformat(timespec='milliseconds')})"
+    opened = breaker.opened_at
+    since = "" if opened is None else _opened_at(opened, opened.utcoffset())
     return f"it half-opens in {milliseconds(refusal.wait)} ms{since}"
+
+
+@functools.lru_cache(maxsize=256)
+def _opened_at(at: datetime, offset: timedelta | None) -> str:
+    """Every decision while a breaker is open says when it opened: formatted once per
+    moment and ``offset`` (equal moments in other time zones are written otherwise)."""
+    return f" (opened at {at.isoformat(timespec='milliseconds')})"
 
 
 def _deadline_clause(context: DecisionContext, refusal: Refusal) -> str:

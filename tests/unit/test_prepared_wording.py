@@ -1,8 +1,10 @@
 """Templates prepared once per tool and code (errord.decide.wording.prepare) word a
 decision exactly as the template filled whole would, whatever braces the tool's name or
-the template's text hold."""
+the template's text hold; so does a breaker's opening time, formatted once."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 
 from errord.decide.model import ErrorCode
 from errord.decide.summary import label
-from errord.decide.wording import prepare
+from errord.decide.wording import _opened_at, prepare
 
 WHOLE = "{Label} ({tool}, {code}) failed {{literally}}; retrying in {delay_ms} ms, {label}."
 
@@ -47,3 +49,15 @@ def test_a_template_naming_only_the_tool_and_code_is_prepared_final() -> None:
 def test_a_field_with_a_format_spec_is_refused() -> None:
     with pytest.raises(ValueError, match="format spec"):
         prepare("{tool} in {delay_ms:>5} ms", "search", ErrorCode.TIMEOUT)
+
+
+def test_when_a_breaker_opened_is_written_in_its_own_time_zone_each_time() -> None:
+    """The text is formatted once per moment and offset: the same moment in another time
+    zone is not given the first one's text."""
+    utc = datetime(2026, 1, 1, tzinfo=UTC)
+    paris = utc.astimezone(timezone(timedelta(hours=1)))
+    for _ in range(2):
+        assert _opened_at(utc, utc.utcoffset()) == " (opened at 2026-01-01T00:00:00.000+00:00)"
+        assert _opened_at(paris, paris.utcoffset()) == (
+            " (opened at 2026-01-01T01:00:00.000+01:00)"
+        )
