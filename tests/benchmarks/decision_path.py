@@ -12,6 +12,9 @@ errord's own work and not with the gRPC stack's, and a change can be compared in
 minute, A/B, on the same machine (``--errord-root`` is not needed: run each checkout's
 copy of this file).
 
+Logging is configured as the daemon's (``--log-level``, default info: a line per
+decision), to stderr: send it where the daemon's goes (a file, journald's pipe).
+
 ``--phases`` also times each phase of a request with perf_counter around the functions
 that make it (the timers' own cost, about 1 µs each, is included): request conversion,
 redaction, the decision, submitting, the writer (staging, encoding, the transaction,
@@ -24,6 +27,7 @@ import argparse
 import asyncio
 import functools
 import gc
+import logging
 import statistics
 import tempfile
 import time
@@ -38,6 +42,8 @@ from errord.decide.engine import Engine
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
+from errord.ops import logs
+from errord.ops.logs import LogFormat
 from errord.state.breaker_feed import BreakerFeed
 from errord.state.feed import TraceFeed
 from errord.state.projections import Projections
@@ -130,7 +136,12 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--phases", action="store_true", help="time each phase too")
+    parser.add_argument(
+        "--log-level", default="info", choices=("info", "warning"), help="as errord serve's"
+    )
     args = parser.parse_args()
+    # As the daemon logs (a line per decision at info), to stderr: redirect it.
+    logs.configure(logging.getLevelNamesMapping()[args.log_level.upper()], LogFormat.LOGFMT)
     timers = PhaseTimers()
     cpus, walls = [], []
     for _ in range(args.rounds):
