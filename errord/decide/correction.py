@@ -10,11 +10,13 @@ the message names ("No query provided").
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Mapping
 
 from errord.decide.context import DecisionContext
 from errord.decide.model import Correction, ErrorCode, JSONValue, ParameterProblem
+from errord.decide.signature import CACHED_MESSAGES
 from errord.decide.validate import CallValidator, required_parameters
 
 CLOSEST_TOOLS = 5
@@ -125,6 +127,7 @@ def problems_of(
     )
 
 
+@functools.lru_cache(maxsize=CACHED_MESSAGES)  # one mistake repeats its message
 def stated_kind(message: str) -> str:
     """The kind of parameter problem ``message`` states; ``invalid_arguments`` if none."""
     for kind, pattern in KINDS_BY_MESSAGE:
