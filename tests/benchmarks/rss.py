@@ -16,8 +16,7 @@ it reads the daemon's VmRSS from /proc/PID/status.
 
 Prints the curve (decisions, RSS, decisions per second since the last row), the RSS at
 the end, its peak (VmHWM), and the slope over the last half of the run (least squares,
-MB per 100,000 decisions): flat memory has a slope near 0. Run it under
-``flock /tmp/bench.lock`` on a shared machine.
+MB per 100,000 decisions): flat memory has a slope near 0.
 """
 
 from __future__ import annotations

@@ -56,6 +56,15 @@ def test_the_engine_micro_benchmark_reports_each_step() -> None:
         assert f"{step} " in text
 
 
+def test_the_decision_path_benchmark_reports_cpu_per_decision_and_each_phase() -> None:
+    text = run(
+        "tests.benchmarks.decision_path", "--requests", "300", "--rounds", "1", "--phases"
+    )  # fmt: skip
+    assert "CPU per decision: " in text
+    for phase in ("convert request", "decide", "submit", "writer: stage", "convert response"):
+        assert f"  {phase} " in text
+
+
 def test_the_replay_benchmark_builds_a_trace_and_replays_it_unchanged(tmp_path: Path) -> None:
     text = run(
         "tests.benchmarks.replay", "--failures", "500", "--db", str(tmp_path / "trace.db")
