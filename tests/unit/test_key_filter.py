@@ -3,31 +3,78 @@ false "maybe"; so that a key never seen costs no database read, even past capaci
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from errord.decide.model import CallKey, ErrorCode, FailureReport, ToolFailure
-from errord.state.key_filter import KeyFilter
+from errord.state.key_filter import FALSE_POSITIVES, KeyFilter
 from tests.harness import Harness, failure_report
 
+ABSENT = 200_000
+"""Keys never added that each false-positive test looks for."""
 
-@given(st.sets(st.text(max_size=20), max_size=500))
-def test_every_key_added_is_found(keys: set[str]) -> None:
-    found = KeyFilter(initial=64)
+
+def stored(number: int, turn: str = "turn") -> str:
+    """A call key as the calls projection stores it."""
+    return f'["{turn}-{number}","call_1"]'
+
+
+def found_never_added(found: KeyFilter) -> float:
+    """The share of ``ABSENT`` keys never added that ``found`` finds."""
+    return sum(stored(number, "other") in found for number in range(ABSENT)) / ABSENT
+
+
+def sampling_error(rate: float) -> float:
+    """Four standard deviations of a rate measured on ``ABSENT`` keys."""
+    return 4 * math.sqrt(rate * (1 - rate) / ABSENT)
+
+
+@given(st.lists(st.text(max_size=20), max_size=500), st.integers(1, 64))
+def test_every_key_added_is_found(keys: list[str], first_layer: int) -> None:
+    """No false "no", however many layers the keys take (up to 500 keys from 1 per layer)."""
+    found = KeyFilter(first_layer=first_layer)
     for key in keys:
         found.add(key)
+        assert key in found
     assert all(key in found for key in keys)
+    assert len(found) == len(keys)
 
 
-def test_few_keys_never_added_are_found_as_it_grows() -> None:
-    found = KeyFilter(initial=1_000)
-    for number in range(50_000):  # six layers
-        found.add(CallKey(f"turn-{number}", "call_1"))
-    false_positives = sum(CallKey(f"other-{n}", "call_1") in found for n in range(20_000))
-    assert false_positives / 20_000 < 0.03  # 2 % in all, by design
-    assert len(found) == 50_000
+def test_a_full_first_layer_finds_keys_never_added_at_its_rate() -> None:
+    found = KeyFilter(first_layer=16_384)
+    for number in range(16_384):
+        found.add(stored(number))
+    assert found_never_added(found) <= FALSE_POSITIVES + sampling_error(FALSE_POSITIVES)
+
+
+@pytest.mark.parametrize("keys", [4_096, 12_288, 20_000, 28_672, 61_440])
+def test_all_layers_together_find_less_than_twice_the_first_rate(keys: int) -> None:
+    """1, 2, 2.5, 3 and 4 full layers of 4,096, 8,192... keys: under 1 % in all."""
+    found = KeyFilter(first_layer=4_096)
+    for number in range(keys):
+        found.add(stored(number))
+    assert found_never_added(found) < 2 * FALSE_POSITIVES
+    assert len(found) == keys
+
+
+def test_a_layer_takes_the_bits_per_key_its_rate_needs() -> None:
+    """12.6 bits per key for a full first layer; 14.6 for the second (the docstring's)."""
+    found = KeyFilter(first_layer=65_536)
+    for number in range(65_536):
+        found.add(stored(number))
+    assert found.nbytes * 8 / 65_536 == pytest.approx(12.625, abs=0.01)
+    found.add(stored(65_536))
+    second = found.nbytes * 8 - 65_536 * 12.625
+    assert second / 131_072 == pytest.approx(14.625, abs=0.01)
+
+
+def test_a_first_layer_holds_a_key_at_least() -> None:
+    with pytest.raises(ValueError, match="first_layer"):
+        KeyFilter(first_layer=0)
 
 
 def failure(number: int) -> FailureReport:
