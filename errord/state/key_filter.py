@@ -57,8 +57,10 @@ def _draw_patterns() -> array[int]:
     draw = random.Random(0)
     patterns: dict[int, None] = {}
     while len(patterns) < 1 << _PATTERN_INDEX_BITS:
-        bits = draw.sample(range(64), _PATTERN_BITS)
-        patterns[sum(1 << bit for bit in bits)] = None
+        pattern = 0
+        while pattern.bit_count() < _PATTERN_BITS:
+            pattern |= 1 << draw.getrandbits(6)
+        patterns[pattern] = None
     return array("Q", patterns)
 
 
