@@ -8,12 +8,13 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from errord.decide.manifest import ToolManifest
 from errord.decide.redact import redact
+from errord.decide.schema.examples import Examples
 from errord.decide.schema.phrases import VALUE_CHARS
 from errord.decide.validate import (
     CallValidator,
@@ -1090,5 +1091,24 @@ def tool_schemas(draw: st.DrawFn) -> dict[str, Any]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tool_schemas())
 def test_the_example_of_any_small_schema_validates_against_it(schema: dict[str, Any]) -> None:
+    # A schema too large for the search's checks (MAX_CHECKED_VALUES) gets no example, as
+    # example_arguments says; the property holds for the others.
+    search = Examples(Draft202012Validator(schema))
+    search.arguments()
+    assume(not search.exhausted)
     example = assert_example_valid(schema)
     assert set(schema["required"]) <= set(example)
+
+
+def test_a_schema_too_large_for_the_search_gets_no_example_and_says_it_ran_out() -> None:
+    nested: dict[str, Any] = {"type": "string", "pattern": "^[a-z]+$"}
+    for name in ("a", "b", "c", "d", "e", "f", "g"):
+        nested = {
+            "type": "object",
+            "properties": {f"{name}{n}": nested for n in range(4)},
+            "required": [f"{name}{n}" for n in range(4)],
+            "additionalProperties": False,
+        }
+    search = Examples(Draft202012Validator(nested))
+    assert search.arguments() == {}
+    assert search.exhausted

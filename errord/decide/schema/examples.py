@@ -59,6 +59,11 @@ class Examples:
         values, _ = measure(validator.schema)
         self._max_checks = min(MAX_CHECKS, MAX_CHECKED_VALUES // max(1, values))
 
+    @property
+    def exhausted(self) -> bool:
+        """True once the checks allowed ran out: a value not found may still exist."""
+        return self._checks > self._max_checks
+
     def arguments(self) -> dict[str, Any]:
         """The first object the whole schema accepts; ``{}`` if none is found."""
         schema = self._root.schema
