@@ -185,6 +185,9 @@ class GroupCommitWriter:
         self._apply(staging, events)
         for unit in batch:
             unit.settle(None)
+        # After the answers are on their way: a listener's work (a log write, watchers'
+        # fan-out) must not delay them.
+        self._notify(events)
 
     async def _write(self, events: Sequence[TraceEvent], staging: Staging) -> None:
         """Write ``events`` and the state rows they change in one transaction.
@@ -211,13 +214,12 @@ class GroupCommitWriter:
                 raise
 
     def _apply(self, staging: Staging, events: Sequence[TraceEvent]) -> None:
-        """Hand the committed batch to the state and the listeners. The events are
-        durable whatever happens here: a bug is logged, never turned into a failure."""
+        """Hand the committed batch to the state. The events are durable whatever happens
+        here: a bug is logged, never turned into a failure."""
         try:
             self._state.commit(staging, events)
         except Exception:
             LOG.exception("committed trace events could not be applied to the state")
-        self._notify(events)
 
     def _fail(self, units: list[Unit], events: Sequence[TraceEvent], error: Exception) -> None:
         self._state.release(events)
