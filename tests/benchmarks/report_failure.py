@@ -57,6 +57,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +72,8 @@ SERVERS = ("errord", "echo", "durable-echo")
 CONCURRENCIES = (1, 16, 64)
 SERVING = re.compile(r"serving on (\S+),")
 START_TIMEOUT = 30.0
+KEPT_LINES = 200
+"""Lines of a server's stderr kept, for the message when it fails."""
 OPEN_SHARE = 0.30
 """The default open-loop rate, as a share of echo's closed-loop throughput at 64 in flight."""
 BEHIND = 0.01
@@ -140,7 +143,9 @@ def checkout_env(root: Path) -> dict[str, str]:
 
 class Server:
     """A server process, started in ``cwd`` with ``env`` added to its environment; its
-    address once stderr says ``serving on A,``."""
+    address once stderr says ``serving on A,``. Its stderr is read as it comes (a daemon
+    logs a line per decision: a pipe left unread would block it), and only its last
+    lines are kept."""
 
     def __init__(self, command: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
@@ -152,7 +157,7 @@ class Server:
             text=True,
         )
         self.address = ""
-        self.lines: list[str] = []
+        self.lines: deque[str] = deque(maxlen=KEPT_LINES)
         self._ready = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

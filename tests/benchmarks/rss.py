@@ -26,14 +26,11 @@ import asyncio
 import itertools
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
-from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -42,7 +39,7 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
 from tests.benchmarks.loadgen import CALL_TIMEOUT, memory_kib, request, server_cpu_seconds
-from tests.benchmarks.report_failure import SERVING, START_TIMEOUT, checkout_env
+from tests.benchmarks.report_failure import Server
 
 ROOT = Path(__file__).resolve().parents[2]
 MB = 1_000_000
@@ -78,54 +75,13 @@ class Point:
         return self.rss_kib * 1024 / MB
 
 
-class Daemon:
-    """``python -m errord serve`` on a fresh database in ``home``; its stderr is read (and
-    all but its last lines forgotten) so that its decision lines never block it."""
-
-    def __init__(
-        self, home: Path, root: Path, env: Mapping[str, str], config: Path | None = None
-    ) -> None:
-        serve = ["serve", "--listen", "127.0.0.1:0", "--db", str(home / "errord.db")]
-        serve += ["--config", str(config)] if config is not None else []
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "errord", *serve],
-            cwd=root,
-            env={**checkout_env(root), **env},
-            stdin=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.address = ""
-        self.last_lines: deque[str] = deque(maxlen=40)
-        self._ready = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        if not self._ready.wait(START_TIMEOUT) or not self.address:
-            self.stop()
-            raise RuntimeError("errord did not start:\n" + "".join(self.last_lines))
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.last_lines.append(line)
-            if not self.address and (match := SERVING.search(line)):
-                self.address = match[1]
-                self._ready.set()
-        self._ready.set()
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-        try:
-            self.process.wait(START_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self._reader.join(START_TIMEOUT)
+def start_daemon(home: Path, options: Options) -> Server:
+    """``python -m errord serve`` on a fresh database in ``home``, in ``--errord-root``."""
+    serve = ["serve", "--listen", "127.0.0.1:0", "--db", str(home / "errord.db")]
+    if options.errord_config is not None:
+        serve += ["--config", str(options.errord_config)]
+    command = [sys.executable, "-m", "errord", *serve]
+    return Server(command, options.errord_root, options.errord_env)
 
 
 def anon_kib(pid: int) -> int:
@@ -257,9 +213,9 @@ def report(points: Sequence[Point], driver: Driver, options: Options) -> str:
 def run(options: Options) -> str:
     with tempfile.TemporaryDirectory(prefix="errord-rss-") as directory:
         home = Path(directory)
-        daemon = Daemon(home, options.errord_root, options.errord_env, options.errord_config)
+        daemon = start_daemon(home, options)
         try:
-            driver = asyncio.run(drive(daemon.address, daemon.pid, options))
+            driver = asyncio.run(drive(daemon.address, daemon.process.pid, options))
         finally:
             daemon.stop()
     text = report(driver.points, driver, options)
