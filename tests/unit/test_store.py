@@ -292,6 +292,42 @@ async def test_a_cancelled_wait_does_not_stop_the_writer_and_the_unit_still_comm
     assert await store.find(EventKind.FAILURE, failure("call-1").dedup_key) is not None
 
 
+async def test_each_waiter_of_a_unit_is_answered_and_one_cancelled_leaves_the_others_alone(
+    store: Store,
+) -> None:
+    unit = store.submit([failure("call-1")])
+    cancelled, first, second = unit.wait(), unit.wait(), unit.wait()
+    cancelled.cancel()
+    await asyncio.gather(first, second)
+    await unit.wait()  # settled: a later waiter is answered at once
+    assert cancelled.cancelled()
+
+
+async def test_a_unit_refused_answers_every_waiter_with_the_error_even_one_that_comes_later(
+    store: Store,
+) -> None:
+    await record(store, failure("call-1"))
+    repeat = store.submit([failure("call-1")])
+    with pytest.raises(DuplicateEvent):
+        await repeat.wait()
+    with pytest.raises(DuplicateEvent):
+        await repeat.wait()
+
+
+async def test_a_failing_on_settled_callback_is_logged_and_the_waiters_still_get_their_answer(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    unit = store.submit([failure("call-1")])
+
+    def broken() -> None:
+        raise RuntimeError("bookkeeping bug")
+
+    unit.on_settled = broken
+    await unit.wait()
+    assert "on_settled callback failed" in caplog.text
+    await record(store, failure("call-2"))  # the writer goes on
+
+
 # Opening and migrations.
 
 

@@ -99,7 +99,10 @@ class Unit:
             return
         self._settled, self._error = True, error
         if self.on_settled is not None:
-            self.on_settled()
+            try:
+                self.on_settled()
+            except Exception:  # a bookkeeping bug must not keep the answers from the waiters
+                LOG.exception("a unit of work's on_settled callback failed")
         for waiter in self._waiters:
             if waiter.done():  # its wait was cancelled
                 continue
