@@ -82,11 +82,15 @@ def plain_attempt(value: int) -> int:
     raise NotPlain
 
 
+def is_plain_duration(duration: duration_pb2.Duration) -> bool:
+    """True when ``duration`` is plainly valid for errord: in range and not negative."""
+    return 0 <= duration.seconds <= MAX_DURATION_SECONDS and 0 <= duration.nanos < 1_000_000_000
+
+
 def plain_seconds(duration: duration_pb2.Duration) -> float:
     """A Duration as float seconds, as ``Violations.seconds`` gives it."""
-    seconds, nanos = duration.seconds, duration.nanos
-    if 0 <= seconds <= MAX_DURATION_SECONDS and 0 <= nanos < 1_000_000_000:
-        return seconds + nanos / 1e9
+    if is_plain_duration(duration):
+        return duration.seconds + duration.nanos / 1e9
     raise NotPlain
 
 
@@ -181,8 +185,8 @@ class Violations:
     def seconds(self, field: str, duration: duration_pb2.Duration) -> float:
         """A Duration as float seconds; must be valid and not negative."""
         seconds, nanos = duration.seconds, duration.nanos
-        if 0 <= seconds <= MAX_DURATION_SECONDS and 0 <= nanos < 1_000_000_000:
-            return seconds + nanos / 1e9  # plainly valid, as nearly all are
+        if is_plain_duration(duration):
+            return seconds + nanos / 1e9
         if abs(seconds) > MAX_DURATION_SECONDS or abs(nanos) >= 1_000_000_000:
             self.add(field, "out of range for a google.protobuf.Duration")
         elif seconds * nanos < 0:
