@@ -119,13 +119,16 @@ async def serve(
             reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
             errors = ErrorHandlerService(handler, feed, breaker_feed, telemetry)
+            access = Access.from_settings(settings)
             running = await start_server(
                 settings.listen,
                 errors,
                 OperatorService(board, actions, clock, reloader, Replays(settings)),
                 reflection_on=settings.reflection,
-                access=Access.from_settings(settings),
+                access=access,
             )
+            if access.operator_token is not None:
+                log.info("operator calls need the token in %s", settings.operator_token_path)
             serving.address = running.address
             writes = WriteHealthReporter(
                 store, running.health, SERVED_SERVICES, notifier, reloader.status

@@ -14,6 +14,8 @@
     # Who may call; errord/wire/access.py tabulates which calls need the token.
     socket_group = "errord"             # a unix: socket's group (mode 0660); default: errord's
     token_file = "/etc/errord/token"    # require "authorization: Bearer <token>"; off when unset
+    operator_token_file = "operator.token"  # without token_file, the operator's token: made
+                                        # (0600) at first start; default: beside the db
     tls_cert_file = "tls/cert.pem"      # serve TCP over TLS: certificate chain (PEM) ...
     tls_key_file = "tls/key.pem"        # ... and its unencrypted private key
     tls_client_ca_file = "tls/ca.pem"   # require client certificates these CAs signed
@@ -77,6 +79,8 @@ from pathlib import Path
 from types import NoneType
 from typing import Any, get_args, get_type_hints
 
+from errord_client.operator_token import OPERATOR_TOKEN, default_state_directory
+
 from errord.client_config import ClientSettings
 from errord.decide.alerts import AlertThresholds
 from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy
@@ -114,12 +118,7 @@ MAX_MEMORY_AGE = 31_536_000.0
 
 def default_db_path() -> Path:
     """errord.db in systemd's STATE_DIRECTORY, else XDG_STATE_HOME, else ~/.local/state."""
-    state_directory = os.environ.get("STATE_DIRECTORY")
-    if state_directory:
-        return Path(state_directory.split(":")[0]) / "errord.db"
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".local" / "state"
-    return base / "errord" / "errord.db"
+    return default_state_directory() / "errord.db"
 
 
 def default_listen() -> str:
@@ -199,6 +198,9 @@ class Settings:
     own group. Unused on TCP."""
     token_file: Path | None = None
     """File holding the bearer token callers must send; read at start. None for no token."""
+    operator_token_file: Path | None = None
+    """Without ``token_file``: the file holding the token operator calls must send, made
+    (mode 0600, random) at the first start; None for ``operator.token`` beside ``db``."""
     tls_cert_file: Path | None = None
     """PEM certificate chain of TLS on a TCP listener; None for plaintext."""
     tls_key_file: Path | None = None
@@ -298,6 +300,12 @@ class Settings:
             yield "tls_client_ca_file: needs tls_cert_file and tls_key_file"
         if self.tls_cert_file is not None and self.listen.startswith("unix:"):
             yield "tls_cert_file: TLS is for TCP; listen is a unix socket"
+
+    @property
+    def operator_token_path(self) -> Path:
+        """Where the operator's token is kept: ``token_file`` when it is set (one token for
+        everything), else ``operator_token_file``, else ``operator.token`` beside ``db``."""
+        return self.token_file or self.operator_token_file or self.db.parent / OPERATOR_TOKEN
 
     @property
     def message_format(self) -> MessageFormat:

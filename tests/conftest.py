@@ -39,6 +39,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def own_state_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test's embedded defaults (the database, the operator token errord's commands
+    read) are in a state directory of its own, never the user's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.delenv("STATE_DIRECTORY", raising=False)
+
+
 @pytest.fixture
 async def daemon(tmp_path: Path) -> AsyncIterator[InProcessDaemon]:
     """errord serving on a free loopback port inside the test's event loop."""

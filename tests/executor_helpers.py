@@ -28,7 +28,7 @@ from errord_client.tools import ANY_ARGUMENTS, Tool
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
-from tests.helpers import DaemonProcess, start_process
+from tests.helpers import DaemonProcess, Reachable, operator_channel, start_process
 
 T = TypeVar("T")
 
@@ -118,6 +118,12 @@ class Errord:
         response = await self.operators.ForceOpenBreaker(request, timeout=10)
         breaker: pb.Breaker = response.breaker
         return breaker
+
+
+async def recorded_trace(daemon: Reachable, turn_id: str) -> list[pb.TraceEvent]:
+    """Every event ``daemon`` recorded for ``turn_id``, oldest first, read as its operator."""
+    async with operator_channel(daemon.address, daemon.token) as channel:
+        return await Errord(channel).trace(turn_id)
 
 
 async def wait_for(

@@ -5,6 +5,7 @@ health, metrics and sd_notify. Fixtures built on these are in conftest.py."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 import re
@@ -18,7 +19,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import pytest
@@ -32,6 +33,7 @@ from errord.config import Settings
 ROOT = Path(__file__).resolve().parents[1]
 CLIENT_SOURCE = ROOT / "clients" / "python" / "src"
 SERVING_ON = re.compile(r"serving on (\S+),")
+OPERATOR_TOKEN_IN = re.compile(r"operator calls need the token in ([^\s\"]+)")
 START_TIMEOUT = 30.0
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -46,6 +48,11 @@ class InProcessDaemon:
     settings: Settings
     stop: asyncio.Event
     task: asyncio.Task[None]
+
+    @property
+    def token(self) -> str:
+        """The token its operator calls need (``token_file``'s, or the one it made)."""
+        return self.settings.operator_token_path.read_text().strip()
 
 
 async def start_in_process(settings: Settings) -> InProcessDaemon:
@@ -113,6 +120,22 @@ class DaemonProcess:
     def stderr(self) -> str:
         return "".join(self.lines)
 
+    @property
+    def token_file(self) -> Path:
+        """The file of the operator token it made, where its log says it keeps it."""
+        [path] = [match[1] for line in self.lines if (match := OPERATOR_TOKEN_IN.search(line))]
+        return Path(path)
+
+    @property
+    def token(self) -> str:
+        """The operator token it made."""
+        return self.token_file.read_text().strip()
+
+    @property
+    def token_args(self) -> list[str]:
+        """``--token-file`` with its operator token, for errord's commands."""
+        return ["--token-file", str(self.token_file)]
+
 
 def start_process(*args: str, env: dict[str, str] | None = None) -> DaemonProcess:
     """Start ``errord serve ARGS`` and wait until it says where it serves."""
@@ -147,6 +170,95 @@ def spawn(command: list[str], env: dict[str, str] | None = None) -> DaemonProces
         running.terminate(signal.SIGKILL)
         raise AssertionError(f"errord did not start:\n{running.stderr}")
     return running
+
+
+# Calls with the operator's token
+
+
+class Reachable(Protocol):
+    """A running daemon, in this process or as a process: where it serves, and the token
+    its operator calls need."""
+
+    @property
+    def address(self) -> str: ...
+
+    @property
+    def token(self) -> str: ...
+
+
+def _with_bearer(details: grpc.aio.ClientCallDetails, token: str) -> grpc.aio.ClientCallDetails:
+    metadata = grpc.aio.Metadata(*(details.metadata or ()), ("authorization", f"Bearer {token}"))
+    return details._replace(metadata=metadata)
+
+
+class _UnaryOperator(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]  # untyped
+    """Adds ``authorization: Bearer TOKEN`` to every unary call of an aio channel."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(_with_bearer(details, self._token), request)
+
+
+class _StreamOperator(grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]  # untyped
+    """Adds ``authorization: Bearer TOKEN`` to every server stream of an aio channel (grpc.aio
+    files an interceptor under its first kind only: one class a kind)."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(_with_bearer(details, self._token), request)
+
+
+class SyncOperator(
+    grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]  # grpc is untyped
+    grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
+):
+    """Adds ``authorization: Bearer TOKEN`` to every call of a blocking channel."""
+
+    def __init__(self, token: str) -> None:
+        self._bearer = ("authorization", f"Bearer {token}")
+
+    def _details(self, details: Any) -> Any:
+        return _CallDetails(
+            details.method,
+            details.timeout,
+            [*(details.metadata or ()), self._bearer],
+            details.credentials,
+            getattr(details, "wait_for_ready", None),
+            getattr(details, "compression", None),
+        )
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+
+class _CallDetails(
+    collections.namedtuple(
+        "_CallDetails",
+        ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression"),
+    ),
+    grpc.ClientCallDetails,  # type: ignore[misc]  # grpc is untyped
+):
+    pass
+
+
+def operator_channel(
+    address: str, token: str, options: list[tuple[str, Any]] | None = None
+) -> grpc.aio.Channel:
+    """An aio channel to ``address`` whose every call carries the operator ``token``."""
+    interceptors = [_UnaryOperator(token), _StreamOperator(token)]
+    return grpc.aio.insecure_channel(address, options=options, interceptors=interceptors)
+
+
+def sync_operator_channel(address: str, token: str) -> grpc.Channel:
+    """A blocking channel to ``address`` whose every call carries the operator ``token``."""
+    return grpc.intercept_channel(grpc.insecure_channel(address), SyncOperator(token))
 
 
 # What a daemon says
@@ -225,11 +337,16 @@ def grpcurl_binary() -> str:
     return found
 
 
-def grpcurl(address: str, *args: str, data: dict[str, Any] | None = None) -> str:
-    """grpcurl's output for ``-plaintext ADDRESS ARGS``, with ``data`` as ``-d``."""
+def grpcurl(
+    address: str, *args: str, data: dict[str, Any] | None = None, header: str | None = None
+) -> str:
+    """grpcurl's output for ``-plaintext ADDRESS ARGS``, with ``data`` as ``-d`` and
+    ``header`` as ``-H``."""
     command = [grpcurl_binary(), "-plaintext"]
     if data is not None:
         command += ["-d", json.dumps(data)]
+    if header is not None:
+        command += ["-H", header]
     result = subprocess.run(
         [*command, address, *args], capture_output=True, text=True, timeout=60, check=False
     )

@@ -259,15 +259,18 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def walk_through(page: Path, directory: Path, daemon_port: str | None = None) -> None:
-    """Run every step of ``page`` in ``directory``; fail on the first that answers otherwise
-    than the page shows."""
+def walk_through(page: Path, directory: Path, daemon: PageDaemon | None = None) -> None:
+    """Run every step of ``page`` in ``directory``, the page's daemon being ``daemon`` when
+    given; fail on the first that answers otherwise than the page shows."""
     (directory / ".venv").symlink_to(ROOT / ".venv")
     ports = {port: free_port() for port in DOC_PORTS}
-    if daemon_port:
-        ports[PAGE_PORT] = daemon_port
+    if daemon is not None:
+        ports[PAGE_PORT] = daemon.port
+    state_home = daemon.state_home if daemon is not None else directory / "state"
     env = subprocess_env(
-        ERRORD_ADDRESS=f"127.0.0.1:{ports[PAGE_PORT]}", PIP_DISABLE_PIP_VERSION_CHECK="1"
+        ERRORD_ADDRESS=f"127.0.0.1:{ports[PAGE_PORT]}",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        XDG_STATE_HOME=str(state_home),
     )
     shell = Shell(directory, env)
     try:
@@ -303,15 +306,27 @@ def _run_step(shell: Shell, step: Step, command: str, *, patient: bool) -> tuple
         time.sleep(0.2)
 
 
+@dataclass(frozen=True)
+class PageDaemon:
+    """The daemon of the README's first set-up command, as a walk-through reaches it."""
+
+    port: str
+    state_home: Path
+    """Its XDG_STATE_HOME: its database and operator token are in ``errord/`` there."""
+
+
 @contextlib.contextmanager
-def errord_serve(directory: Path) -> Iterator[str]:
+def errord_serve(directory: Path) -> Iterator[PageDaemon]:
     """The daemon of the README's first set-up command (``.venv/bin/errord serve``), on a
-    port of the test's own with its database in ``directory``: its port while it serves.
-    It must then stop cleanly on SIGTERM."""
+    port of the test's own, its state (database, operator token) where its embedded
+    defaults put it in a home of ``directory``'s: while it serves. It must then stop
+    cleanly on SIGTERM."""
     directory.mkdir()
-    errord, db = str(ROOT / ".venv" / "bin" / "errord"), str(directory / "errord.db")
-    daemon = spawn([errord, "serve", "--listen", "127.0.0.1:0", "--db", db])
-    yield daemon.address.rsplit(":", 1)[1]
+    state_home = directory / "state"
+    errord = str(ROOT / ".venv" / "bin" / "errord")
+    env = subprocess_env(XDG_STATE_HOME=str(state_home))
+    daemon = spawn([errord, "serve", "--listen", "127.0.0.1:0"], env)
+    yield PageDaemon(daemon.address.rsplit(":", 1)[1], state_home)
     assert daemon.terminate(signal.SIGTERM) == 0, daemon.stderr
 
 
@@ -366,8 +381,9 @@ def run_example(page: Path, directory: Path) -> None:
     assert match, f"{page.name} should start errord with --manifests"
     manifests = directory / match[1]
     manifests.mkdir(exist_ok=True)
-    db = str(directory / "errord.db")
-    daemon = start_process("--listen", "127.0.0.1:0", "--db", db, "--manifests", str(manifests))
+    # Its database and operator token where its embedded defaults put them: in the test's
+    # own state home (tests/conftest.py), where the example reads the token.
+    daemon = start_process("--listen", "127.0.0.1:0", "--manifests", str(manifests))
     try:
         port = daemon.address.rsplit(":", 1)[1]
         (directory / example.saved_as).write_text(example.text.replace(PAGE_PORT, port))

@@ -149,6 +149,12 @@ class Daemon:
         code, details = error.code(), error.details()
         if code is grpc.StatusCode.UNAVAILABLE:
             details = unreachable(self.target, details, self.tls)
+        elif code is grpc.StatusCode.UNAUTHENTICATED:  # say it in the command's words
+            details = (
+                f"{details.partition(':')[0]}; give --token-file FILE: the daemon's "
+                "token_file, or the operator.token beside its database (read without the "
+                "flag when --config names that database)"
+            )
         return CommandError(f"{code.name}: {details}", code)
 
 

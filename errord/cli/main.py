@@ -1,5 +1,6 @@
 """The errord command: ``serve``, ``check DIR``, ``replay`` (errord.cli.replay, which has
-its own exit codes), and for a running daemon ``trace``,
+its own exit codes), ``token`` (the operator token, for grpcurl), and for a running daemon
+``trace``,
 ``tail``, ``breakers``, ``breaker``, ``stats``, ``memory``, ``health`` and ``reload``.
 
 The commands for a running daemon share ``--target ADDR`` (a unix socket path,
@@ -38,6 +39,7 @@ from errord.cli import commands as ops
 from errord.cli import replay
 from errord.cli.connection import (
     CALL_TIMEOUT,
+    CommandError,
     Daemon,
     configured,
     grpc_target,
@@ -105,6 +107,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="serve Prometheus /metrics over HTTP here (default: none)",
     )
+
+    token = commands.add_parser(
+        "token",
+        help="print the operator token of the daemon of --config (for grpcurl -H)",
+        description="Print the token operator calls need: the token_file of --config, else "
+        "the operator token the daemon made beside its database.",
+    )
+    token.add_argument("--config", type=Path, metavar="FILE", help="TOML settings file")
 
     check = commands.add_parser("check", help="validate a directory of tool manifests")
     check.add_argument("directory", type=Path, metavar="DIR")
@@ -206,8 +216,9 @@ def _operator(
         "--token-file",
         type=Path,
         metavar="FILE",
-        help="send 'authorization: Bearer TOKEN' with the token this file holds "
-        "(default: no token)",
+        help="send 'authorization: Bearer TOKEN' with the token this file holds (default: "
+        "the token_file of --config, else the operator token beside the daemon's database, "
+        "when readable)",
     )
     command.add_argument(
         "--timeout",
@@ -321,6 +332,16 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_token(args: argparse.Namespace) -> int:
+    """Print the operator token; 1 when it cannot be read (no daemon made one there yet)."""
+    try:
+        print(read_token(configured(args.config).operator_token_path))
+    except ErrordError as error:  # CommandError, or the ConfigError of --config
+        print(f"errord: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    return 0
+
+
 def run_check(args: argparse.Namespace) -> int:
     from errord.manifests.checks import alternatives_without_manifest
     from errord.manifests.files import load_manifest_dir, not_read, overlooked
@@ -359,7 +380,7 @@ def run_operator(args: argparse.Namespace) -> int:
         target = args.target or listen_target(settings.listen)
         flags = ClientSettings(args.tls_ca, args.tls_cert, args.tls_key)
         tls = ClientTLS.chosen(flags, settings.client, args.config)
-        token = read_token(args.token_file) if args.token_file else None
+        token = operator_token(args.token_file, settings)
         with Daemon(target, token=token, timeout=args.timeout, tls=tls) as daemon:
             status: int = args.operate(daemon, args, Output(args.json))
             return status
@@ -371,6 +392,19 @@ def run_operator(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         _discard_stdout()
         return 0
+
+
+def operator_token(token_file: Path | None, settings: Settings) -> str | None:
+    """The token the commands send: ``--token-file``'s, else the ``token_file`` of
+    ``--config``, else the operator token the daemon of these settings made beside its
+    database, when this user may read it (else none)."""
+    explicit = token_file or settings.token_file
+    if explicit is not None:
+        return read_token(explicit)
+    try:
+        return read_token(settings.operator_token_path)
+    except CommandError:  # not made yet, or another user's: the daemon will say what it needs
+        return None
 
 
 def _unpaired_tls_flag(args: argparse.Namespace) -> str | None:
@@ -396,6 +430,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args)
     if args.command == "replay":
         return replay.run_replay(args)
+    if args.command == "token":
+        return run_token(args)
     return run_operator(args)
 
 

@@ -17,7 +17,7 @@ from errord.config import Settings
 from errord.errors import ListenError
 from errord.limits import Limits
 from errord.wire import operator, service, tls, unix_socket
-from errord.wire.access import BearerTokenInterceptor, read_token
+from errord.wire.access import BearerTokenInterceptor, OperatorGate, operator_token, read_token
 from errord.wire.drain import ArrivalCounter
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,8 @@ class Access:
 
     token: str | None = None
     """Callers must send ``authorization: Bearer <token>`` (see ``errord.wire.access``)."""
+    operator_token: str | None = None
+    """Without ``token``: operator calls must send ``authorization: Bearer <this>``."""
     tls: grpc.ServerCredentials | None = None
     """Serve TCP over TLS with these credentials; None for plaintext."""
     socket_group: int | None = None
@@ -74,7 +76,10 @@ class Access:
             )
         group = settings.socket_group
         gid = None if group is None else unix_socket.group_id(group)
-        return cls(token, credentials, gid, settings.limits())
+        # Last: the other settings' errors come first, and a token is made only for a
+        # daemon that can start.
+        operator = None if token is not None else operator_token(settings.operator_token_path)
+        return cls(token, operator, credentials, gid, settings.limits())
 
 
 @dataclass
@@ -120,7 +125,10 @@ async def start_server(
         maximum_concurrent_rpcs=access.limits.max_concurrent_rpcs,
     )
     arrivals = ArrivalCounter(service.rpc_handlers(errors), operator.rpc_handlers(operators))
-    server.add_generic_rpc_handlers((arrivals,))
+    handlers = (
+        arrivals if access.operator_token is None else OperatorGate(arrivals, access.operator_token)
+    )
+    server.add_generic_rpc_handlers((handlers,))
     checker = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     if reflection_on is None:

@@ -42,6 +42,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import grpc
+from errord_client.operator_token import OPERATOR_TOKEN, operator_token
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
@@ -220,6 +221,8 @@ async def open_and_recall(options: Options) -> Opened:
 class Daemon:
     process: subprocess.Popen[bytes]
     address: str
+    token: str
+    """The operator token it made beside its database (RecallEpisodes needs it)."""
 
     def stop(self) -> None:
         self.process.terminate()
@@ -249,19 +252,21 @@ def start_daemon(db: Path, errors: int) -> tuple[Daemon, float]:
                 if process.poll() is not None:
                     raise RuntimeError("the daemon exited at start") from None
                 time.sleep(0.01)
-    return Daemon(process, address), time.perf_counter() - started
+    token = operator_token(db.parent / OPERATOR_TOKEN)
+    return Daemon(process, address, token), time.perf_counter() - started
 
 
-def recall_rpc(address: str, errors: int) -> list[float]:
+def recall_rpc(daemon: Daemon, errors: int) -> list[float]:
     chooser = random.Random(4)
     timings = []
-    with grpc.insecure_channel(address) as channel:
+    metadata = (("authorization", f"Bearer {daemon.token}"),)
+    with grpc.insecure_channel(daemon.address) as channel:
         stub = errord_pb2_grpc.OperatorServiceStub(channel)
         for _ in range(2_000):
             tool, message = error_of(chooser.randrange(errors))
             request = pb.RecallEpisodesRequest(tool=tool, message=message)
             begun = time.perf_counter()
-            stub.RecallEpisodes(request, timeout=10)
+            stub.RecallEpisodes(request, timeout=10, metadata=metadata)
             timings.append((time.perf_counter() - begun) * 1e3)
     return sorted(timings)
 
@@ -417,7 +422,7 @@ def main() -> None:
         opened = asyncio.run(open_and_recall(options))
         daemon, daemon_start = start_daemon(options.db, options.errors)
         try:
-            rpc = recall_rpc(daemon.address, options.errors)
+            rpc = recall_rpc(daemon, options.errors)
         finally:
             daemon.stop()
         results = measure_decisions(options, directory / "empty.db")

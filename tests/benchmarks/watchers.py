@@ -115,9 +115,11 @@ class Point:
 
 
 async def subscribe_all(
-    address: str, count: int, readers: int, buffering: bool, batch_ms: int
+    address: str, token: str, count: int, readers: int, buffering: bool, batch_ms: int
 ) -> list[Any]:
-    """``count`` streams of every turn, each proven live by reading its first event."""
+    """``count`` streams of every turn, each proven live by reading its first event (as
+    the daemon's operator: ``token``)."""
+    operator = (("authorization", f"Bearer {token}"),)
     reading = grpc.aio.insecure_channel(address)
     never = grpc.aio.insecure_channel(address, options=[] if buffering else NEVER_READING)
     probe = errord_pb2_grpc.ErrorHandlerServiceStub(reading)
@@ -131,7 +133,9 @@ async def subscribe_all(
     await probe.ReportFailure(request)
     # The probe's events are the newest: a watch after the one before its last replays
     # that one after subscribing, so receiving it proves the stream is subscribed.
-    trace = await probe.GetTurnTrace(pb.GetTurnTraceRequest(turn_id=request.turn_id))
+    trace = await probe.GetTurnTrace(
+        pb.GetTurnTraceRequest(turn_id=request.turn_id), metadata=operator
+    )
     after = trace.events[-1].sequence - 1
     streams = []
     for number in range(count):
@@ -139,7 +143,7 @@ async def subscribe_all(
         watching = pb.WatchTraceRequest(after_sequence=after)
         if batch_ms:
             watching.batch_interval.FromMilliseconds(batch_ms)
-        streams.append(stub.WatchTrace(watching))
+        streams.append(stub.WatchTrace(watching, metadata=operator))
     for stream in streams:
         await asyncio.wait_for(stream.read(), START_TIMEOUT)
     return streams
@@ -160,8 +164,10 @@ async def read_all(stream: Any, tally: list[int]) -> str:
         return "CANCELLED"
 
 
-async def watch(address: str, count: int, readers: int, buffering: bool, batch_ms: int) -> Watched:
-    streams = await subscribe_all(address, count, readers, buffering, batch_ms)
+async def watch(
+    address: str, token: str, count: int, readers: int, buffering: bool, batch_ms: int
+) -> Watched:
+    streams = await subscribe_all(address, token, count, readers, buffering, batch_ms)
     tallies = [[0, 0, 0] for _ in range(readers)]
     reading = [asyncio.create_task(read_all(s, t)) for s, t in zip(streams, tallies, strict=False)]
     print("watching", flush=True)
@@ -189,8 +195,9 @@ async def watch(address: str, count: int, readers: int, buffering: bool, batch_m
 class Watchers:
     """The watchers' process: started, then stopped with its figures."""
 
-    def __init__(self, address: str, settings: Settings) -> None:
+    def __init__(self, address: str, token_file: Path, settings: Settings) -> None:
         command = [sys.executable, "-m", "tests.benchmarks.watchers", "--watch", address]
+        command += ["--token-file", str(token_file)]
         command += ["--watchers", str(settings.watchers), "--readers", str(settings.readers)]
         command += ["--buffering-clients"] if settings.buffering else []
         command += ["--batch-ms", str(settings.batch_ms)]
@@ -216,14 +223,16 @@ class Watchers:
         return figures
 
 
-def point(server: Server, settings: Settings, number: int, watched: bool) -> Point:
+def point(
+    server: Server, token_file: Path, settings: Settings, number: int, watched: bool
+) -> Point:
     options = Options(
         1, settings.warmup, settings.duration, None, ("errord",), settings.errord_root, None
     )
     load = Load("closed", settings.concurrency)
     if not watched:
         return Point(number, False, measure(server, load, options), None)
-    watchers = Watchers(server.address, settings)
+    watchers = Watchers(server.address, token_file, settings)
     try:
         measurement = measure(server, load, options)
     finally:
@@ -253,11 +262,12 @@ def run(settings: Settings) -> list[Point]:
     points = []
     with tempfile.TemporaryDirectory(prefix="errord-watchers-") as directory:
         server = start_server("errord", Path(directory), settings.errord_root)
+        token_file = Path(directory) / "errord" / "operator.token"  # beside its database
         try:
             for number in range(1, settings.rounds + 1):
                 order = (False, True) if number % 2 else (True, False)
                 for watched in order:
-                    points.append(point(server, settings, number, watched))
+                    points.append(point(server, token_file, settings, number, watched))
                     progress(points[-1], settings)
         finally:
             server.stop()
@@ -322,6 +332,7 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     # Internal: the watchers' process, which the benchmark starts with the daemon's address.
     parser.add_argument("--watch", metavar="ADDRESS", help=argparse.SUPPRESS)
+    parser.add_argument("--token-file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not 0 <= args.readers <= args.watchers:
         parser.error("--readers: from 0 to --watchers")
@@ -333,8 +344,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse(argv)
     if args.watch:
+        token = args.token_file.read_text().strip()
         watching = watch(
-            args.watch, args.watchers, args.readers, args.buffering_clients, args.batch_ms
+            args.watch, token, args.watchers, args.readers, args.buffering_clients, args.batch_ms
         )
         print(json.dumps(asyncio.run(watching)))
         return

@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-import grpc.aio
 import pytest
 from errord_client.adapters.langgraph import (
     ErrorHandlingToolNode,
@@ -30,7 +29,6 @@ from errord_client.adapters.langgraph import (
 )
 from errord_client.executor import ResultStatus, ToolResult
 from errord_client.v1 import errord_pb2 as pb
-from errord_client.v1 import errord_pb2_grpc
 from langchain_core.callbacks import AsyncCallbackHandler, CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
@@ -44,6 +42,7 @@ from langgraph.prebuilt import InjectedState, ToolNode, create_react_agent, tool
 from pydantic import Field
 
 from errord.config import Settings
+from tests.executor_helpers import recorded_trace
 from tests.helpers import START_TIMEOUT, InProcessDaemon, start_in_process
 
 DECISIONS = 10.0
@@ -77,22 +76,6 @@ async def errord(tmp_path: Path) -> AsyncIterator[InProcessDaemon]:
     yield running
     running.stop.set()
     await asyncio.wait_for(running.task, START_TIMEOUT)
-
-
-async def trace(address: str, turn_id: str) -> list[pb.TraceEvent]:
-    """Every event errord recorded for ``turn_id``, oldest first."""
-    events: list[pb.TraceEvent] = []
-    token = ""
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
-        while True:
-            page = await stub.GetTurnTrace(
-                pb.GetTurnTraceRequest(turn_id=turn_id, page_token=token), timeout=10
-            )
-            events.extend(page.events)
-            token = page.next_page_token
-            if not token:
-                return events
 
 
 def of_kind(events: Sequence[pb.TraceEvent], kind: str) -> dict[str, list[pb.TraceEvent]]:
@@ -268,7 +251,7 @@ async def test_a_graph_runs_to_its_end_through_errords_recoveries(
     meta |= {call_id: m.response_metadata["errord"] for call_id, m in first.items()}
     turn, next_turn = meta["c1"]["turn_id"], meta["c4"]["turn_id"]
     assert {meta[c]["turn_id"] for c in ("c1", "c2", "c3")} == {turn} != {next_turn}
-    events = await trace(errord.address, turn)
+    events = await recorded_trace(errord, turn)
     failures = of_kind(events, "failure")
     assert sorted(failures) == ["c1", "c2", "c3"]
     decided = {c: [e.failure.decision for e in failures[c]] for c in failures}
@@ -289,7 +272,7 @@ async def test_a_graph_runs_to_its_end_through_errords_recoveries(
     assert sorted(outcomes) == ["c1", "c3"]
     assert outcomes["c1"][0].outcome.decision_id == decided["c1"][0].decision_id
     assert of_kind(events, "turn_ended")
-    later = await trace(errord.address, next_turn)
+    later = await recorded_trace(errord, next_turn)
     assert not of_kind(later, "failure")
     assert sorted(of_kind(later, "outcome")) == ["c4"]
 
@@ -344,7 +327,7 @@ async def test_create_react_agent_takes_the_node_and_sends_each_call_as_its_own_
     turns = {m.response_metadata["errord"]["turn_id"] for m in answers.values()}
     assert len(turns) == 2
     flight_turn = answers["c1"].response_metadata["errord"]["turn_id"]
-    [failure] = of_kind(await trace(errord.address, flight_turn), "failure")["c1"]
+    [failure] = of_kind(await recorded_trace(errord, flight_turn), "failure")["c1"]
     assert failure.failure.decision.action == pb.RECOVERY_ACTION_USE_ALTERNATIVE
 
 
@@ -405,7 +388,7 @@ async def test_turn_ids_can_come_from_the_graphs_config(errord: InProcessDaemon)
         await node.aclose()
     record = answer.response_metadata["errord"]
     assert record["turn_id"] == "trip-7/1"
-    [failure] = of_kind(await trace(errord.address, "trip-7/1"), "failure")["c1"]
+    [failure] = of_kind(await recorded_trace(errord, "trip-7/1"), "failure")["c1"]
     assert record["decision_ids"] == [failure.failure.decision.decision_id]
 
 

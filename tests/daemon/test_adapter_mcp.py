@@ -17,7 +17,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-import grpc.aio
 import pytest
 import yaml
 from errord_client import Executor, ResultStatus, failure_from_exception, pb
@@ -35,7 +34,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from errord.config import Settings
-from tests.helpers import START_TIMEOUT, InProcessDaemon, run_errord, start_in_process
+from tests.helpers import (
+    START_TIMEOUT,
+    InProcessDaemon,
+    operator_channel,
+    run_errord,
+    start_in_process,
+)
 
 PATIENCE = 10.0
 """Seconds a test waits for something the server or errord must do: a bound on a hang."""
@@ -150,7 +155,7 @@ async def errord(tmp_path: Path, manifest_dir: Path) -> AsyncIterator[InProcessD
 
 
 async def reload(errord: InProcessDaemon) -> pb.ReloadManifestsResponse:
-    async with grpc.aio.insecure_channel(errord.address) as channel:
+    async with operator_channel(errord.address, errord.token) as channel:
         operator = errord_pb2_grpc.OperatorServiceStub(channel)
         response: pb.ReloadManifestsResponse = await operator.ReloadManifests(
             pb.ReloadManifestsRequest(by="test: MCP tools"), timeout=PATIENCE
@@ -160,7 +165,7 @@ async def reload(errord: InProcessDaemon) -> pb.ReloadManifestsResponse:
 
 async def failures(errord: InProcessDaemon, turn_id: str) -> dict[str, list[pb.FailureEvent]]:
     """The turn's reported failures with errord's decisions, by call."""
-    async with grpc.aio.insecure_channel(errord.address) as channel:
+    async with operator_channel(errord.address, errord.token) as channel:
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         page = await stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id=turn_id), timeout=PATIENCE)
     found: dict[str, list[pb.FailureEvent]] = {}
@@ -171,7 +176,7 @@ async def failures(errord: InProcessDaemon, turn_id: str) -> dict[str, list[pb.F
 
 
 async def validate(errord: InProcessDaemon, tool: str, **arguments: Any) -> Any:
-    async with grpc.aio.insecure_channel(errord.address) as channel:
+    async with operator_channel(errord.address, errord.token) as channel:
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         request = pb.ValidateCallRequest(tool=tool)
         request.arguments.update(arguments)

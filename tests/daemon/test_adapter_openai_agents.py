@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import agents
-import grpc.aio
 import pytest
 from agents import Agent, FunctionTool, ModelResponse, RunConfig, Runner, UserError
 from agents.items import TResponseInputItem, TResponseOutputItem
@@ -33,7 +32,6 @@ from errord_client.adapters.openai_agents import (
 )
 from errord_client.tools import mock_tool
 from errord_client.v1 import errord_pb2 as pb
-from errord_client.v1 import errord_pb2_grpc
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -41,6 +39,7 @@ from openai.types.responses import (
 )
 
 from errord.config import Settings
+from tests.executor_helpers import recorded_trace
 from tests.helpers import START_TIMEOUT, InProcessDaemon, start_in_process
 
 MANIFESTS = """
@@ -127,14 +126,6 @@ def tool_outputs(sent: list[Any]) -> dict[str, Any]:
     }
 
 
-async def trace(address: str, turn_id: str) -> list[pb.TraceEvent]:
-    """The recorded events of ``turn_id`` (the executor has closed: nothing is in flight)."""
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
-        page = await stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id=turn_id), timeout=10)
-    return list(page.events)
-
-
 def kinds(events: list[pb.TraceEvent]) -> list[str]:
     return [str(event.WhichOneof("event")) for event in events]
 
@@ -189,7 +180,7 @@ async def test_a_tool_failing_once_is_retried_per_errords_decision_and_the_run_f
     assert result.final_output == "AF83 it is."
     assert script.attempts == 2
     assert tool_outputs(model.inputs[1]) == {"call_1": "AF83, 612 EUR"}
-    events = await trace(errord.address, "t1/call_1")
+    events = await recorded_trace(errord, "t1/call_1")
     assert kinds(events) == ["turn_began", "failure", "outcome", "turn_ended"]
     failure, outcome = events[1], events[2]
     assert (failure.call_id, failure.attempt) == ("call_1", 1)
@@ -229,7 +220,7 @@ async def test_the_model_reads_errords_text_for_a_call_that_does_not_recover(
 
     assert result.final_output == "Sorry."
     assert script.attempts == 1
-    events = await trace(errord.address, "t2/call_7")
+    events = await recorded_trace(errord, "t2/call_7")
     decision = next(event.failure.decision for event in events if event.HasField("failure"))
     assert decision.action != pb.RECOVERY_ACTION_RETRY
     assert "401 Unauthorized" in decision.llm_message
@@ -259,7 +250,7 @@ async def test_the_alternative_errord_names_answers_for_the_guarded_tool(
 
     assert backup.calls == 1
     assert tool_outputs(model.inputs[1]) == {"call_3": "Hotel du Nord, 140 EUR"}
-    events = await trace(errord.address, "t3/call_3")
+    events = await recorded_trace(errord, "t3/call_3")
     decisions = [event.failure.decision.action for event in events if event.HasField("failure")]
     assert decisions == [pb.RECOVERY_ACTION_USE_ALTERNATIVE]
 
@@ -289,7 +280,7 @@ async def test_arguments_the_schema_refuses_go_back_to_the_model_to_correct(
 
     assert result.final_output == "Two seats together."
     assert ran == [2]
-    events = await trace(errord.address, "t5/call_a")
+    events = await recorded_trace(errord, "t5/call_a")
     decision = next(event.failure.decision for event in events if event.HasField("failure"))
     assert decision.action == pb.RECOVERY_ACTION_RETURN_TO_MODEL
     correction = tool_outputs(model.inputs[1])["call_a"]
@@ -370,7 +361,7 @@ async def test_errords_turn_is_named_after_the_runs_trace_and_the_call(
         with agents.trace("booking", trace_id="trace_0123456789abcdef0123456789abcdef"):
             await Runner.run(agent, "Fly")
 
-    events = await trace(errord.address, "trace_0123456789abcdef0123456789abcdef/call_5")
+    events = await recorded_trace(errord, "trace_0123456789abcdef0123456789abcdef/call_5")
     assert kinds(events) == ["turn_began", "failure", "outcome", "turn_ended"]
 
 

@@ -25,14 +25,14 @@ from errord.state.feed import TraceFeed
 from errord.wire.operator import OperatorService
 from errord.wire.server import start_server
 from errord.wire.service import ErrorHandlerService
-from tests.helpers import InProcessDaemon, call_raw, start_in_process, violations
+from tests.helpers import InProcessDaemon, call_raw, operator_channel, start_in_process, violations
 
 SERVICE = "/errord.v1.ErrorHandlerService/"
 
 
 @pytest.fixture
 async def channel(daemon: InProcessDaemon) -> AsyncIterator[grpc.aio.Channel]:
-    async with grpc.aio.insecure_channel(daemon.address) as opened:
+    async with operator_channel(daemon.address, daemon.token) as opened:
         yield opened
 
 
@@ -354,7 +354,7 @@ async def running(settings: Settings) -> AsyncIterator[grpc.aio.Channel]:
     """A daemon with ``settings``, and a channel to it."""
     daemon = await start_in_process(settings)
     try:
-        async with grpc.aio.insecure_channel(daemon.address) as opened:
+        async with operator_channel(daemon.address, daemon.token) as opened:
             yield opened
     finally:
         daemon.stop.set()
@@ -545,7 +545,7 @@ async def test_pings_more_often_than_allowed_close_the_connection(tmp_path: Path
         ("grpc.http2.max_pings_without_data", 0),
     ]
     try:
-        async with grpc.aio.insecure_channel(daemon.address, options=pinging) as opened:
+        async with operator_channel(daemon.address, daemon.token, pinging) as opened:
             stream = await watching(opened, "pinged")
             with pytest.raises(grpc.aio.AioRpcError) as failed:
                 await asyncio.wait_for(read_to_the_end(stream), 30)

@@ -20,7 +20,14 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.helpers import DaemonProcess, grpcurl, run_errord, start_process
+from tests.helpers import (
+    DaemonProcess,
+    grpcurl,
+    operator_channel,
+    run_errord,
+    start_process,
+    sync_operator_channel,
+)
 
 COOLDOWN = 2.0
 METRICS = re.compile(r"metrics on http://(\S+)/metrics")
@@ -89,8 +96,9 @@ def success(
     return request
 
 
-def stubs(address: str) -> tuple[grpc.Channel, Any, Any]:
-    channel = grpc.insecure_channel(address)
+def stubs(daemon: DaemonProcess) -> tuple[grpc.Channel, Any, Any]:
+    """A channel to ``daemon`` whose calls carry its operator token, and its two stubs."""
+    channel = sync_operator_channel(daemon.address, daemon.token)
     return (
         channel,
         errord_pb2_grpc.ErrorHandlerServiceStub(channel),
@@ -109,12 +117,12 @@ def wait_until(moment: datetime) -> None:
 async def test_fifty_concurrent_reports_for_a_half_open_tool_get_one_probe(
     errord: DaemonProcess,
 ) -> None:
-    channel, errors, _ = stubs(errord.address)
+    channel, errors, _ = stubs(errord)
     with channel:
         *_, tripped = trip(errors)
         assert tripped.breaker.phase == pb.BREAKER_PHASE_OPEN
         wait_until(tripped.breaker.half_opens_at.ToDatetime(tzinfo=UTC))
-    channels = [grpc.aio.insecure_channel(errord.address) for _ in range(50)]
+    channels = [operator_channel(errord.address, errord.token) for _ in range(50)]
     try:
         decisions = await asyncio.gather(
             *(
@@ -136,7 +144,7 @@ def test_an_open_breaker_survives_sigkill_then_one_probe_and_two_successes_close
     tmp_path: Path, tools: Path
 ) -> None:
     first = start(tmp_path, tools)
-    channel, errors, operators = stubs(first.address)
+    channel, errors, operators = stubs(first)
     with channel:
         trip(errors)
         before = operators.GetBreaker(pb.GetBreakerRequest(tool="search")).breaker
@@ -148,7 +156,7 @@ def test_an_open_breaker_survives_sigkill_then_one_probe_and_two_successes_close
 
     second = start(tmp_path, tools)
     try:
-        channel, errors, operators = stubs(second.address)
+        channel, errors, operators = stubs(second)
         with channel:
             after = operators.GetBreaker(pb.GetBreakerRequest(tool="search")).breaker
             assert after.effective_phase == pb.BREAKER_PHASE_OPEN
@@ -211,7 +219,7 @@ def counter(samples: dict[Any, float], name: str, **labels: str) -> float:
 def test_the_prometheus_endpoint_moves_with_reports_and_agrees_with_get_tool_stats(
     errord: DaemonProcess,
 ) -> None:
-    channel, errors, operators = stubs(errord.address)
+    channel, errors, operators = stubs(errord)
     with channel:
         errors.ReportFailure(failure("a"))
         errors.ReportOutcome(success("a", attempt=2, seconds=0.3))
@@ -252,10 +260,16 @@ def test_the_prometheus_endpoint_moves_with_reports_and_agrees_with_get_tool_sta
 
 def test_operators_use_grpcurl_and_the_cli(errord: DaemonProcess) -> None:
     assert "errord.v1.OperatorService" in grpcurl(errord.address, "list").split()
-    channel, errors, _ = stubs(errord.address)
+    channel, errors, _ = stubs(errord)
     with channel:
         trip(errors)
-    listed = json.loads(grpcurl(errord.address, "errord.v1.OperatorService/ListBreakers"))
+    listed = json.loads(
+        grpcurl(
+            errord.address,
+            "errord.v1.OperatorService/ListBreakers",
+            header=f"authorization: Bearer {errord.token}",
+        )
+    )
     by_tool = {breaker["tool"]: breaker for breaker in listed["breakers"]}
     assert by_tool["search"]["effective_phase"] == "BREAKER_PHASE_OPEN"
     assert by_tool["search_backup"]["effective_phase"] == "BREAKER_PHASE_CLOSED"
@@ -265,23 +279,28 @@ def test_operators_use_grpcurl_and_the_cli(errord: DaemonProcess) -> None:
             errord.address,
             "errord.v1.OperatorService/ResetBreaker",
             data={"tool": "search", "by": "ops: backend fixed"},
+            header=f"authorization: Bearer {errord.token}",
         )
     )
     assert reset["event"]["breaker"]["change"] == "BREAKER_CHANGE_RESET"
     assert reset["event"]["breaker"]["by"] == "ops: backend fixed"
 
-    stats = run_errord("stats", "search", "--address", errord.address)
+    stats = run_errord("stats", "search", "--address", errord.address, *errord.token_args)
     assert stats.returncode == 0, stats.stderr
     assert stats.stdout.startswith("search  breaker CLOSED, opened 1 time\n")
     assert "executions 3: 0 succeeded, 3 failed (3 transient, 0 permanent), 3 timeouts" in (
         stats.stdout
     )
-    forced = run_errord("breaker", "open", "search_backup", "--address", errord.address)
+    forced = run_errord(
+        "breaker", "open", "search_backup", "--address", errord.address, *errord.token_args
+    )
     assert (
         forced.stdout.strip()
         == "search_backup  breaker OPEN (forced open until reset), opened 1 time"
     )
-    unknown = run_errord("breaker", "reset", "serch", "--address", errord.address)
+    unknown = run_errord(
+        "breaker", "reset", "serch", "--address", errord.address, *errord.token_args
+    )
     assert unknown.returncode == 1
     assert unknown.stderr.strip() == (
         "errord: NOT_FOUND: no tool 'serch': it has no manifest and errord has no report of it"

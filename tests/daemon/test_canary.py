@@ -147,7 +147,7 @@ async def test_no_secret_reaches_the_database_the_answers_or_the_logs(
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="errord")
     sinks = Sinks()
-    async with AsyncErrordClient(daemon.address) as errord:
+    async with AsyncErrordClient(daemon.address, token=daemon.token) as errord:
         await send(errord, part, sinks)
     sinks.read_files(daemon.settings.db, "while serving")
     daemon.stop.set()

@@ -78,7 +78,7 @@ def kinds(lines: list[str], *, column: int = 2) -> list[str]:
 
 def test_trace_prints_one_line_per_event_oldest_first(errord: DaemonProcess) -> None:
     report_retried_call(errord.address, "trace-human", "trace_tool")
-    result = run_errord("trace", "trace-human", "--target", errord.address)
+    result = run_errord("trace", "trace-human", "--target", errord.address, *errord.token_args)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert kinds(lines) == ["turn_began", "failure", "failure", "outcome", "turn_ended"]
@@ -93,7 +93,9 @@ def test_trace_prints_one_line_per_event_oldest_first(errord: DaemonProcess) -> 
 
 def test_trace_json_is_the_turns_events_as_proto3_json(errord: DaemonProcess) -> None:
     report_retried_call(errord.address, "trace-json", "trace_json_tool")
-    result = run_errord("trace", "trace-json", "--target", errord.address, "--json")
+    result = run_errord(
+        "trace", "trace-json", "--target", errord.address, *errord.token_args, "--json"
+    )
     assert result.returncode == 0, result.stderr
     events = json.loads(result.stdout)["events"]
     assert [event["turnId"] for event in events] == ["trace-json"] * 5
@@ -112,11 +114,13 @@ def test_trace_follows_the_page_tokens_to_the_end(errord: DaemonProcess) -> None
         )
         for n in range(1100)
     ]
-    with ErrordClient(errord.address) as client:
+    with ErrordClient(errord.address, token=errord.token) as client:
         for start in range(0, len(failures), 250):
             client.report_failures(failures[start : start + 250])
         expected = [event.sequence for event in client.get_turn_trace("trace-long")]
-    result = run_errord("trace", "trace-long", "--target", errord.address, "--json")
+    result = run_errord(
+        "trace", "trace-long", "--target", errord.address, *errord.token_args, "--json"
+    )
     assert result.returncode == 0, result.stderr
     shown = [int(event["sequence"]) for event in json.loads(result.stdout)["events"]]
     assert len(shown) > 1000
@@ -124,7 +128,7 @@ def test_trace_follows_the_page_tokens_to_the_end(errord: DaemonProcess) -> None
 
 
 def test_trace_of_an_unknown_turn_prints_the_daemons_status(errord: DaemonProcess) -> None:
-    result = run_errord("trace", "no-such-turn", "--target", errord.address)
+    result = run_errord("trace", "no-such-turn", "--target", errord.address, *errord.token_args)
     assert result.returncode == 1
     assert result.stderr == "errord: NOT_FOUND: no trace events for turn 'no-such-turn'\n"
     assert result.stdout == ""
@@ -182,8 +186,8 @@ def test_tail_prints_events_reported_after_it_started_and_ctrl_c_ends_it(
     errord: DaemonProcess, start_tail: Callable[..., Tail]
 ) -> None:
     """It watches new events only, so the test reports until its watch has begun."""
-    tail = start_tail("tail-live", "--target", errord.address)
-    with ErrordClient(errord.address) as client:
+    tail = start_tail("tail-live", "--target", errord.address, *errord.token_args)
+    with ErrordClient(errord.address, token=errord.token) as client:
         for attempt in range(1, 1000):
             client.report_failure(
                 turn_id="tail-live", call_id=f"c{attempt}", tool="tail_live_tool", attempt=1
@@ -204,9 +208,11 @@ def test_tail_json_prints_one_object_per_line_from_after_sequence(
     errord: DaemonProcess, start_tail: Callable[..., Tail]
 ) -> None:
     report_retried_call(errord.address, "tail-json", "tail_json_tool")
-    with ErrordClient(errord.address) as client:
+    with ErrordClient(errord.address, token=errord.token) as client:
         began, first_failure, *_ = client.get_turn_trace("tail-json")
-    tail = start_tail("--after", str(began.sequence), "--target", errord.address, "--json")
+    tail = start_tail(
+        "--after", str(began.sequence), "--target", errord.address, *errord.token_args, "--json"
+    )
     replayed = json.loads(tail.next_line())
     assert replayed["event"]["sequence"] == str(first_failure.sequence)
     assert replayed["event"]["turnId"] == "tail-json"
@@ -219,53 +225,68 @@ def test_tail_of_every_turn_names_each_events_turn(
     errord: DaemonProcess, start_tail: Callable[..., Tail]
 ) -> None:
     report_retried_call(errord.address, "tail-every", "tail_every_tool")
-    with ErrordClient(errord.address) as client:
+    with ErrordClient(errord.address, token=errord.token) as client:
         began = client.get_turn_trace("tail-every")[0]
-    tail = start_tail("--after", str(began.sequence - 1), "--target", errord.address)
+    tail = start_tail(
+        "--after", str(began.sequence - 1), "--target", errord.address, *errord.token_args
+    )
     line = tail.next_line()
     assert line.split("  ")[1:4] == [f"#{began.sequence}", "tail-every", "turn_began"]
     assert tail.interrupt() == (0, "")
 
 
 def test_breakers_lists_every_breaker_as_breaker_list_does(errord: DaemonProcess) -> None:
-    with ErrordClient(errord.address) as client:
+    with ErrordClient(errord.address, token=errord.token) as client:
         client.report_failure(turn_id="breakers", call_id="c1", tool="listed_tool", attempt=1)
-    listed = run_errord("breakers", "--target", errord.address)
+    listed = run_errord("breakers", "--target", errord.address, *errord.token_args)
     assert listed.returncode == 0, listed.stderr
     lines = [" ".join(line.split()) for line in listed.stdout.splitlines()]  # tools padded
     assert "listed_tool breaker CLOSED, 1 consecutive failures, opened 0 times" in lines
-    assert run_errord("breaker", "list", "--target", errord.address).stdout == listed.stdout
-    as_json = json.loads(run_errord("breakers", "--target", errord.address, "--json").stdout)
+    assert (
+        run_errord("breaker", "list", "--target", errord.address, *errord.token_args).stdout
+        == listed.stdout
+    )
+    as_json = json.loads(
+        run_errord("breakers", "--target", errord.address, *errord.token_args, "--json").stdout
+    )
     by_tool = {breaker["tool"]: breaker for breaker in as_json["breakers"]}
     assert by_tool["listed_tool"]["effectivePhase"] == "BREAKER_PHASE_CLOSED"
 
 
 def test_stats_and_memory_take_the_common_options(errord: DaemonProcess) -> None:
-    with ErrordClient(errord.address) as client:
+    with ErrordClient(errord.address, token=errord.token) as client:
         client.report_failure(
             turn_id="stats", call_id="c1", tool="stats_tool", attempt=1, message="disk full"
         )
-    stats = run_errord("stats", "stats_tool", "--target", errord.address, "--timeout", "30")
+    stats = run_errord(
+        "stats", "stats_tool", "--target", errord.address, *errord.token_args, "--timeout", "30"
+    )
     assert stats.returncode == 0, stats.stderr
     assert stats.stdout.startswith("stats_tool  breaker CLOSED")
     as_json = json.loads(
-        run_errord("stats", "stats_tool", "--target", errord.address, "--json").stdout
+        run_errord(
+            "stats", "stats_tool", "--target", errord.address, *errord.token_args, "--json"
+        ).stdout
     )
     assert [tool["tool"] for tool in as_json["tools"]] == ["stats_tool"]
-    memory = run_errord("memory", "stats_tool", "--target", errord.address, "--json")
+    memory = run_errord(
+        "memory", "stats_tool", "--target", errord.address, *errord.token_args, "--json"
+    )
     assert memory.returncode == 0, memory.stderr
     assert isinstance(json.loads(memory.stdout), dict)
 
 
 def test_health_says_serving_for_the_server_and_each_service(errord: DaemonProcess) -> None:
-    result = run_errord("health", "--target", errord.address)
+    result = run_errord("health", "--target", errord.address, *errord.token_args)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "SERVING  (server)",
         "SERVING  errord.v1.ErrorHandlerService",
         "SERVING  errord.v1.OperatorService",
     ]
-    as_json = json.loads(run_errord("health", "--target", errord.address, "--json").stdout)
+    as_json = json.loads(
+        run_errord("health", "--target", errord.address, *errord.token_args, "--json").stdout
+    )
     assert as_json == {
         "": {"status": "SERVING"},
         "errord.v1.ErrorHandlerService": {"status": "SERVING"},
@@ -291,10 +312,11 @@ def test_a_unix_socket_is_reached_by_its_path_unix_path_or_the_config(tmp_path: 
     config.write_text(f'listen = "unix:{socket_path}"\n')
     try:
         report_retried_call(daemon.address, "over-unix", "unix_tool")
-        by_path = run_errord("trace", "over-unix", "--target", str(socket_path))
-        by_uri = run_errord("breakers", "--target", f"unix:{socket_path}")
+        token = daemon.token_args
+        by_path = run_errord("trace", "over-unix", "--target", str(socket_path), *token)
+        by_uri = run_errord("breakers", "--target", f"unix:{socket_path}", *token)
         by_config = run_errord("health", "--config", str(config))
-        by_alias = run_errord("stats", "unix_tool", "--address", str(socket_path))
+        by_alias = run_errord("stats", "unix_tool", "--address", str(socket_path), *token)
     finally:
         assert daemon.terminate() == 0
     assert by_path.returncode == 0, by_path.stderr

@@ -77,13 +77,13 @@ class TLSDaemon:
                 "--tls-key",
                 str(self.pki.client.key),
             ]
-        if self.token:
-            flags += ["--token-file", str(self.token)]
-        return flags
+        return [*flags, "--token-file", str(self.token or self.process.token_file)]
 
     def client_config(self, name: str = "operator.toml") -> Path:
         """A settings file whose listen and ``[client]`` table reach it, with relative paths."""
-        lines = [f'listen = "{self.address}"', "", "[client]", 'tls_ca_file = "pki/demo-ca.pem"']
+        # Its database names the operator token beside it, which the commands read.
+        lines = [f'listen = "{self.address}"', 'db = "errord.db"', "", "[client]"]
+        lines.append('tls_ca_file = "pki/demo-ca.pem"')
         if self.client_certificates:
             lines += [
                 'tls_cert_file = "pki/demo-client.pem"',
@@ -130,7 +130,7 @@ def start_tls_daemon(directory: Path, *, client_certificates: bool, token: bool)
 
 def record_a_turn(daemon: TLSDaemon) -> int:
     """Record the turn of one failure over TLS; the sequence of its turn_began event."""
-    token = TOKEN if daemon.token else None
+    token = TOKEN if daemon.token else daemon.process.token
     with ErrordClient(daemon.address, token=token, credentials=daemon.credentials()) as client:
         client.report_failure(turn_id=TURN, call_id="c1", tool=TOOL, attempt=1)
         return client.get_turn_trace(TURN)[0].sequence

@@ -37,7 +37,7 @@ from grpc_status import rpc_status
 
 from errord.config import Settings
 from tests.certificates import self_signed
-from tests.helpers import START_TIMEOUT, InProcessDaemon, start_in_process
+from tests.helpers import START_TIMEOUT, InProcessDaemon, operator_channel, start_in_process
 
 DECISION = pb.RecoveryDecision(decision_id="d-1", action=pb.RECOVERY_ACTION_RETRY, turn_id="t-1")
 OUTCOME_EVENT = pb.TraceEvent(sequence=3, turn_id="t-1", outcome=pb.OutcomeEvent(decision_id="d-1"))
@@ -545,7 +545,7 @@ def test_default_target_is_errords_local_port() -> None:
 async def test_the_async_client_against_the_real_daemon(tmp_path: Path) -> None:
     """The typed client and the daemon speak the same generated contract end to end."""
     errord = await start_in_process(Settings(listen="127.0.0.1:0", db=tmp_path / "e.db"))
-    async with AsyncErrordClient(errord.address) as client:
+    async with AsyncErrordClient(errord.address, token=errord.token) as client:
         response = await client.report_failure(
             turn_id="real",
             call_id="call_1",
@@ -727,16 +727,16 @@ async def errord_client(
 ) -> AsyncIterator[InThread | AsyncErrordClient]:
     """Each client against the real daemon; the blocking one in worker threads."""
     if request.param == "sync":
-        with ErrordClient(errord.address) as blocking:
+        with ErrordClient(errord.address, token=errord.token) as blocking:
             yield InThread(blocking)
     else:
-        async with AsyncErrordClient(errord.address) as aio:
+        async with AsyncErrordClient(errord.address, token=errord.token) as aio:
             yield aio
 
 
 async def force_open(errord: InProcessDaemon, tool: str) -> None:
     """ForceOpenBreaker, until reset."""
-    async with grpc.aio.insecure_channel(errord.address) as channel:
+    async with operator_channel(errord.address, errord.token) as channel:
         operators = errord_pb2_grpc.OperatorServiceStub(channel)
         request = pb.ForceOpenBreakerRequest(tool=tool, by="test")
         await operators.ForceOpenBreaker(request, timeout=10)

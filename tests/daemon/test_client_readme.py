@@ -14,18 +14,24 @@ import pytest
 from errord_client.demo import manifests_directory
 
 from tests.helpers import ROOT, DaemonProcess, start_process, subprocess_env
-from tests.page_examples import COMMAND_TIMEOUT, broken_links, errord_serve, walk_through
+from tests.page_examples import (
+    COMMAND_TIMEOUT,
+    PageDaemon,
+    broken_links,
+    errord_serve,
+    walk_through,
+)
 
 CLIENT_README = ROOT / "clients" / "python" / "README.md"
 SCENARIO = re.compile(r"^(\d+)\. ", flags=re.MULTILINE)
 
 
 @pytest.fixture
-def readme_daemon(tmp_path: Path) -> Iterator[str]:
+def readme_daemon(tmp_path: Path) -> Iterator[PageDaemon]:
     """The port of the daemon the README's examples talk to (``errord serve`` on embedded
     defaults), in a directory of the test's own."""
-    with errord_serve(tmp_path / "daemon") as port:
-        yield port
+    with errord_serve(tmp_path / "daemon") as daemon:
+        yield daemon
 
 
 @pytest.fixture
@@ -68,11 +74,11 @@ def statuses(text: str) -> list[str]:
     return re.findall(r"result of \w+ \(\w+\): (\w+)", text)
 
 
-def test_the_client_readme_runs_as_shown(tmp_path: Path, readme_daemon: str) -> None:
+def test_the_client_readme_runs_as_shown(tmp_path: Path, readme_daemon: PageDaemon) -> None:
     """Every file the README says to save and every ``$`` command it shows, the executor's
     examples and the demo's walkthrough (a second daemon, with the demo's manifests)
     included, runs in order and prints what the page shows."""
-    walk_through(CLIENT_README, tmp_path, daemon_port=readme_daemon)
+    walk_through(CLIENT_README, tmp_path, daemon=readme_daemon)
 
 
 def test_the_demo_shows_each_scenario_with_the_decisions_errord_gives(

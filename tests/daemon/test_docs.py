@@ -11,25 +11,31 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT
-from tests.page_examples import broken_links, errord_serve, prints_as_shown, walk_through
+from tests.page_examples import (
+    PageDaemon,
+    broken_links,
+    errord_serve,
+    prints_as_shown,
+    walk_through,
+)
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 @pytest.fixture
-def page_daemon(tmp_path: Path) -> Iterator[str]:
+def page_daemon(tmp_path: Path) -> Iterator[PageDaemon]:
     """The port of the daemon the README's first set-up command starts, in a directory of
     the test's own."""
-    with errord_serve(tmp_path / "daemon") as port:
-        yield port
+    with errord_serve(tmp_path / "daemon") as daemon:
+        yield daemon
 
 
-def test_the_readme_five_minute_path_runs_as_shown(tmp_path: Path, page_daemon: str) -> None:
-    walk_through(ROOT / "README.md", tmp_path, daemon_port=page_daemon)
+def test_the_readme_five_minute_path_runs_as_shown(tmp_path: Path, page_daemon: PageDaemon) -> None:
+    walk_through(ROOT / "README.md", tmp_path, daemon=page_daemon)
 
 
-def test_the_grpc_walkthrough_runs_as_shown(tmp_path: Path, page_daemon: str) -> None:
-    walk_through(ROOT / "docs" / "grpc.md", tmp_path, daemon_port=page_daemon)
+def test_the_grpc_walkthrough_runs_as_shown(tmp_path: Path, page_daemon: PageDaemon) -> None:
+    walk_through(ROOT / "docs" / "grpc.md", tmp_path, daemon=page_daemon)
 
 
 def test_the_operations_commands_run_as_shown(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from errord.wire.drain import ArrivalCounter, Drain, DrainEnd
 from tests.fakes import FakeClock
-from tests.helpers import DaemonProcess, start_process, subprocess_env
+from tests.helpers import DaemonProcess, start_process, subprocess_env, sync_operator_channel
 
 SIGTERM_AFTER_MS = (0, 5, 20, 50, 100)
 """When SIGTERM follows the start of a burst of reports."""
@@ -52,7 +52,7 @@ def report(turn: str) -> pb.ReportFailureRequest:
 def burst_then_sigterm(daemon: DaemonProcess, name: str, after_ms: int) -> dict[str, str]:
     """Send concurrent reports over several channels, SIGTERM ``after_ms`` after the first:
     each report's turn, with its decision id when it was decided or its status code name."""
-    channels = [grpc.insecure_channel(daemon.address) for _ in range(CHANNELS)]
+    channels = [sync_operator_channel(daemon.address, daemon.token) for _ in range(CHANNELS)]
     try:
         for channel in channels:
             grpc.channel_ready_future(channel).result(timeout=60)
@@ -97,7 +97,7 @@ def recorded_decision(stub: errord_pb2_grpc.ErrorHandlerServiceStub, turn: str) 
 
 def check_trace(daemon: DaemonProcess, answers: dict[str, str]) -> None:
     """Every decided report is in the trace with the decision its client got; no refused one is."""
-    with grpc.insecure_channel(daemon.address) as channel:
+    with sync_operator_channel(daemon.address, daemon.token) as channel:
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         for turn, got in answers.items():
             decided = got.removeprefix("OK ") if got.startswith("OK ") else None
@@ -151,7 +151,7 @@ def test_a_draining_daemon_says_so_yet_still_decides_until_a_second_signal(
     assert next(sent)["READY"] == "1"
     daemon.process.send_signal(signal.SIGTERM)
     assert next(sent)["STOPPING"] == "1"
-    with grpc.insecure_channel(daemon.address) as channel:
+    with sync_operator_channel(daemon.address, daemon.token) as channel:
         check = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
         decided = errord_pb2_grpc.ErrorHandlerServiceStub(channel).ReportFailure(
             report("in-the-drain"), timeout=60
@@ -161,7 +161,7 @@ def test_a_draining_daemon_says_so_yet_still_decides_until_a_second_signal(
     assert "drain cut short by a second signal" in daemon.stderr
     again = serve(database)
     try:
-        with grpc.insecure_channel(again.address) as channel:
+        with sync_operator_channel(again.address, again.token) as channel:
             stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             assert recorded_decision(stub, "in-the-drain") == decided.decision.decision_id
     finally:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import grpc.aio
 import httpx
 import pytest
 from errord_client.executor import DecidedBy, Executor, ResultStatus, ToolCall
@@ -28,6 +27,7 @@ from tests.executor_helpers import (
     timed,
     wait_for,
 )
+from tests.helpers import operator_channel
 
 DECISIONS = 10.0
 """Seconds each executor gives errord to answer before its local policy would decide."""
@@ -47,7 +47,7 @@ async def test_a_tool_that_times_out_twice_then_succeeds_is_retried_after_errord
     with errord_process(tmp_path, manifests) as daemon:
         async with (
             Executor([flaky], target=daemon.address, decision_timeout=DECISIONS) as executor,
-            grpc.aio.insecure_channel(daemon.address) as channel,
+            operator_channel(daemon.address, daemon.token) as channel,
         ):
             [result] = await executor.run(
                 [{"id": "c1", "name": "flaky", "arguments": {}}], turn_id="turn-flaky"
@@ -114,7 +114,7 @@ async def test_a_permanent_failure_runs_the_manifests_alternative_once(
     with errord_process(tmp_path, manifests) as daemon:
         async with (
             Executor([accounts, backup], target=daemon.address, decision_timeout=DECISIONS) as ex,
-            grpc.aio.insecure_channel(daemon.address) as channel,
+            operator_channel(daemon.address, daemon.token) as channel,
         ):
             [result] = await ex.run(
                 [{"id": "c1", "name": "accounts", "arguments": arguments}], turn_id="turn-auth"
@@ -174,7 +174,7 @@ async def test_a_permanent_failure_cascades_to_its_dependents_as_the_plan_says(
     with errord_process(tmp_path, manifests) as daemon:
         async with (
             Executor(tools, target=daemon.address, decision_timeout=DECISIONS) as executor,
-            grpc.aio.insecure_channel(daemon.address) as channel,
+            operator_channel(daemon.address, daemon.token) as channel,
         ):
             results = await executor.run(calls, turn_id="turn-plan")
             events = await Errord(channel).trace("turn-plan")

@@ -15,7 +15,7 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 
 from tests.executor_helpers import PATIENCE, Errord, errord_process, failures, seconds
-from tests.helpers import violations
+from tests.helpers import operator_channel, violations
 
 MANIFESTS = """\
     tools:
@@ -36,7 +36,7 @@ async def test_a_closed_breaker_admits_and_records_nothing(tmp_path: Path) -> No
     """AdmitCall for a tool whose breaker is closed admits the attempt, not as a probe,
     with no decision, and the turn has no trace event at all."""
     with errord_process(tmp_path, MANIFESTS) as daemon:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             errord = Errord(channel)
             response = await errord.errors.AdmitCall(attempt("turn-closed", "c1"), timeout=10)
             with pytest.raises(grpc.aio.AioRpcError) as unknown:
@@ -52,7 +52,7 @@ async def test_a_first_admission_by_a_closed_breaker_is_not_replayed(tmp_path: P
     """AdmitCallResponse.replayed is True only when the attempt was asked about before:
     the first AdmitCall of an attempt of a closed breaker's tool is not replayed."""
     with errord_process(tmp_path, MANIFESTS) as daemon:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             errors = Errord(channel).errors
             response = await errors.AdmitCall(attempt("turn-first", "c1"), timeout=10)
 
@@ -67,7 +67,7 @@ async def test_a_malformed_admission_is_invalid_argument_naming_its_fields(
     field violations name turn_id and attempt."""
     malformed = pb.AdmitCallRequest(call_id="c1", tool="search", attempt=0)
     with errord_process(tmp_path, MANIFESTS) as daemon:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             found = await violations(channel, "AdmitCall", malformed.SerializeToString())
 
     assert {"turn_id", "attempt"} <= set(found)
@@ -81,7 +81,7 @@ async def test_a_refused_attempt_asked_again_replays_its_decision_until_the_turn
     attempt returns the same decision, replayed, and records nothing more. Once the turn
     has ended, asking about another call of it is FAILED_PRECONDITION."""
     with errord_process(tmp_path, MANIFESTS) as daemon:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             errord = Errord(channel)
             await errord.force_open("search")
             first = await errord.errors.AdmitCall(attempt("turn-open", "c1"), timeout=10)
@@ -111,7 +111,7 @@ async def test_watch_tools_sends_a_snapshot_then_the_breaker_a_force_open_change
     breakers closed; ForceOpenBreaker then makes a response arrive with that tool's phase
     OPEN."""
     with errord_process(tmp_path, MANIFESTS) as daemon:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             errord = Errord(channel)
             stream = errord.errors.WatchTools(pb.WatchToolsRequest())
             responses: AsyncIterator[pb.WatchToolsResponse] = aiter(stream)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import grpc.aio
 from errord_client.executor import DecidedBy, Executor, ResultStatus, ToolResult
 from errord_client.tools import mock_tool
 from errord_client.v1 import errord_pb2 as pb
@@ -25,6 +24,7 @@ from tests.executor_helpers import (
     failures,
     wait_for,
 )
+from tests.helpers import operator_channel
 
 DECISIONS = 10.0
 """Seconds each executor gives errord to answer (admissions included): a refusal errord
@@ -67,7 +67,7 @@ async def test_an_open_breaker_refuses_attempt_one_without_running_the_tool(
     backup = mock_tool("ledger_backup", {"from": "backup"})
     vault = mock_tool("vault", {"from": "vault"})
     with errord_process(tmp_path, manifests) as daemon:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             errord = Errord(channel)
             await errord.force_open("ledger")
             await errord.force_open("vault")
@@ -129,7 +129,7 @@ async def test_fifty_executors_on_a_half_open_breaker_run_one_probe_and_49_alter
     backup = mock_tool("quotes_backup", {"from": "backup"})
     turns = [f"turn-{n}" for n in range(EXECUTORS)]
     with errord_process(tmp_path, manifests) as daemon:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             errord = Errord(channel)
             await errord.force_open("quotes", seconds=0.2)
 

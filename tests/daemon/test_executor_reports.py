@@ -75,7 +75,7 @@ async def test_a_successful_call_awaits_no_rpc_on_its_own_path(daemon: InProcess
         await executor.aclose()  # the outcome and the turn's end go out in the background
     assert result.status is ResultStatus.SUCCEEDED
     assert path == []
-    async with AsyncErrordClient(daemon.address) as errord:
+    async with AsyncErrordClient(daemon.address, token=daemon.token) as errord:
         trace = await errord.get_turn_trace("turn-quick")
     outcomes = [event.outcome.outcome for event in trace if event.HasField("outcome")]
     assert outcomes == [pb.OUTCOME_SUCCESS]

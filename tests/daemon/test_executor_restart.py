@@ -12,15 +12,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import grpc.aio
 from errord_client.executor import DecidedBy, Executor, ResultStatus, ToolCall, ToolResult
 from errord_client.tools import ANY_ARGUMENTS, Tool
 
 from tests.executor_helpers import (
     PATIENCE,
-    Errord,
     failures,
     free_port,
+    recorded_trace,
     start_errord,
     wait_for,
     write_manifests,
@@ -81,10 +80,9 @@ async def restart(daemon: DaemonProcess, signum: int, tmp_path: Path, port: int)
     return await asyncio.to_thread(start_errord, tmp_path, tmp_path / "tools", port)
 
 
-async def recorded_decisions(address: str, turn_id: str) -> dict[str, list[str]]:
+async def recorded_decisions(daemon: DaemonProcess, turn_id: str) -> dict[str, list[str]]:
     """The decision ids errord recorded for each call of ``turn_id``."""
-    async with grpc.aio.insecure_channel(address) as channel:
-        events = await Errord(channel).trace(turn_id)
+    events = await recorded_trace(daemon, turn_id)
     recorded: dict[str, list[str]] = {}
     for event in failures(events):
         recorded.setdefault(event.call_id, []).append(event.failure.decision.decision_id)
@@ -126,8 +124,8 @@ async def test_sigkill_mid_batch_then_restart_every_call_has_a_result_and_says_w
             await wait_for(watching, "the executor to watch errord again")
             after = flaky_calls("after", 10, failing=1)
             again = await ex.run(after, turn_id="turn-after")
-        outage = await recorded_decisions(daemon.address, "turn-outage")
-        restarted = await recorded_decisions(daemon.address, "turn-after")
+        outage = await recorded_decisions(daemon, "turn-outage")
+        restarted = await recorded_decisions(daemon, "turn-after")
     finally:
         daemon.terminate(signal.SIGKILL)
 

@@ -134,7 +134,12 @@ def test_grpcurl_reads_the_turn_trace_in_order(errord: DaemonProcess) -> None:
         },
     )
     trace = json.loads(
-        grpcurl(errord.address, f"{SERVICE}/GetTurnTrace", data={"turn_id": "turn-trace"})
+        grpcurl(
+            errord.address,
+            f"{SERVICE}/GetTurnTrace",
+            data={"turn_id": "turn-trace"},
+            header=f"authorization: Bearer {errord.token}",
+        )
     )
     events = trace["events"]
     assert events[0]["turn_began"]["implicit"] is True
@@ -163,7 +168,12 @@ def test_grpcurl_bad_request_gets_invalid_argument_naming_the_field(errord: Daem
 
 def test_grpcurl_unknown_turn_is_not_found(errord: DaemonProcess) -> None:
     with pytest.raises(GrpcurlFailed, match="Code: NotFound"):
-        grpcurl(errord.address, f"{SERVICE}/GetTurnTrace", data={"turn_id": "no-such-turn"})
+        grpcurl(
+            errord.address,
+            f"{SERVICE}/GetTurnTrace",
+            data={"turn_id": "no-such-turn"},
+            header=f"authorization: Bearer {errord.token}",
+        )
 
 
 def test_grpcurl_a_planned_turn_from_begin_to_end(daemon_process: DaemonProcess) -> None:

@@ -39,7 +39,7 @@ from tests.fixtures.malformed.requests import (
     resident_kib,
     send,
 )
-from tests.helpers import DaemonProcess, start_process
+from tests.helpers import DaemonProcess, start_process, sync_operator_channel
 
 LONG = os.environ.get("ERRORD_LONG") == "1"
 STREAMS = sorted(
@@ -67,7 +67,7 @@ def errord(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
 
 @pytest.fixture(scope="module")
 def channel(errord: DaemonProcess) -> Iterator[grpc.Channel]:
-    with grpc.insecure_channel(errord.address) as opened:
+    with sync_operator_channel(errord.address, errord.token) as opened:
         yield opened
 
 
@@ -407,7 +407,7 @@ def test_memory_stays_flat_over_bad_requests_and_valid_ones_are_served(
     pid = daemon_process.process.pid
     bad = bad_payloads(seed=7)
     sent, before = 0, 0
-    with grpc.insecure_channel(daemon_process.address) as opened:
+    with sync_operator_channel(daemon_process.address, daemon_process.token) as opened:
         while sent < warm_up + total:
             if sent == warm_up:
                 before = resident_kib(pid)

@@ -10,12 +10,11 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import grpc
 import pytest
 from errord_client import ErrordClient, pb
 from errord_client.v1 import errord_pb2_grpc
 
-from tests.helpers import DaemonProcess, run_errord, start_process
+from tests.helpers import DaemonProcess, run_errord, start_process, sync_operator_channel
 
 MANIFEST = """\
 tools:
@@ -64,8 +63,8 @@ def same_counts(
     )
 
 
-def recall(address: str, **request: str) -> pb.RecallEpisodesResponse:
-    with grpc.insecure_channel(address) as channel:
+def recall(daemon: DaemonProcess, **request: str) -> pb.RecallEpisodesResponse:
+    with sync_operator_channel(daemon.address, daemon.token) as channel:
         stub = errord_pb2_grpc.OperatorServiceStub(channel)
         response: pb.RecallEpisodesResponse = stub.RecallEpisodes(
             pb.RecallEpisodesRequest(**request)
@@ -77,31 +76,33 @@ def test_memory_is_recalled_over_grpc_and_the_cli_and_survives_a_restart(tmp_pat
     daemon = start(tmp_path)
     try:
         report_history(daemon.address)
-        [error] = recall(daemon.address, tool="search").errors
+        [error] = recall(daemon, tool="search").errors
         assert error.fingerprint == "upstream timeout after <n> on req <n>"
         assert same_counts(counts(error), {"RETRY": (1.0, 3.0, 0.0)})
         assert error.recoveries[0].success_rate == pytest.approx(0.25, abs=0.01)
-        [one] = recall(
-            daemon.address, tool="search", message="upstream timeout after 9s on req 1"
-        ).errors
+        [one] = recall(daemon, tool="search", message="upstream timeout after 9s on req 1").errors
         assert one.signature == error.signature
         assert same_counts(counts(one), counts(error))
-        assert not recall(daemon.address, tool="search", message="something else").errors
+        assert not recall(daemon, tool="search", message="something else").errors
 
-        human = run_errord("memory", "search", "--address", daemon.address)
+        human = run_errord("memory", "search", "--address", daemon.address, *daemon.token_args)
         assert human.returncode == 0, human.stderr
         assert human.stdout.startswith("search  upstream timeout after <n> on req <n>  [TIMEOUT:")
         assert "  RETRY: recovered 1.0 of 4.0 (25%), 0.0 unknown" in human.stdout
-        as_json = run_errord("memory", "search", "--address", daemon.address, "--json")
+        as_json = run_errord(
+            "memory", "search", "--address", daemon.address, *daemon.token_args, "--json"
+        )
         assert json.loads(as_json.stdout)["errors"][0]["signature"] == error.signature
-        unknown = run_errord("memory", "nosuchtool", "--address", daemon.address)
+        unknown = run_errord(
+            "memory", "nosuchtool", "--address", daemon.address, *daemon.token_args
+        )
         assert unknown.returncode == 1
         assert "NOT_FOUND" in unknown.stderr
     finally:
         assert daemon.terminate(signal.SIGTERM) == 0
     restarted = start(tmp_path)
     try:
-        [again] = recall(restarted.address, tool="search").errors
+        [again] = recall(restarted, tool="search").errors
         assert (again.signature, again.fingerprint) == (error.signature, error.fingerprint)
         assert same_counts(counts(again), counts(error))
     finally:
@@ -112,7 +113,7 @@ def test_a_decision_shows_the_evidence_it_read(tmp_path: Path) -> None:
     daemon = start(tmp_path)
     try:
         report_history(daemon.address)
-        with ErrordClient(daemon.address) as errord:
+        with ErrordClient(daemon.address, token=daemon.token) as errord:
             decision = errord.report_failure(
                 turn_id="u",
                 call_id="c",
@@ -138,7 +139,7 @@ def test_memory_stays_within_its_bound_under_concurrent_clients(tmp_path: Path) 
     )
 
     def report_new_errors(client: int) -> None:
-        with ErrordClient(daemon.address) as errord:
+        with ErrordClient(daemon.address, token=daemon.token) as errord:
             for number in range(20):
                 errord.report_failure(
                     turn_id=f"turn-{client}-{number}",

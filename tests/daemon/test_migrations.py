@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
@@ -25,7 +24,7 @@ from errord.decide.model import CallKey
 from errord.state.projections import Projections
 from errord.state.store import Store
 from tests.fakes import FakeClock
-from tests.helpers import DaemonProcess, start_process
+from tests.helpers import DaemonProcess, start_process, sync_operator_channel
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "schema_v1_db"
 EXPECTED: dict[str, Any] = json.loads((FIXTURE / "expected.json").read_text())
@@ -58,7 +57,7 @@ def test_the_fixture_is_a_version_1_database(database: Path) -> None:
 def test_a_version_1_database_returns_the_same_trace_and_replays_the_same_decisions(
     errord: DaemonProcess, database: Path
 ) -> None:
-    with grpc.insecure_channel(errord.address) as channel:
+    with sync_operator_channel(errord.address, errord.token) as channel:
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         traces = {
             turn: json_format.MessageToDict(stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id=turn)))

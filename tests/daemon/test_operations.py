@@ -67,7 +67,7 @@ def test_a_database_that_stops_being_writable_is_reported_and_recovered_from(
         "--listen", "127.0.0.1:0", "--db", str(db), "--metrics-listen", "127.0.0.1:0"
     )
     try:
-        with ErrordClient(daemon.address) as errord:
+        with ErrordClient(daemon.address, token=daemon.token) as errord:
             before = report(errord, "before")
             make_immutable(db.with_name("errord.db-wal"), immutable)
             with pytest.raises(grpc.RpcError) as refused:
@@ -97,7 +97,7 @@ def test_a_database_that_stops_being_writable_is_reported_and_recovered_from(
 def test_every_decision_has_one_structured_log_line_without_inputs(tmp_path: Path) -> None:
     daemon = start_process("--listen", "127.0.0.1:0", "--db", str(tmp_path / "errord.db"))
     try:
-        with ErrordClient(daemon.address) as errord:
+        with ErrordClient(daemon.address, token=daemon.token) as errord:
             decision = report(errord, "turn-logged")
     finally:
         assert daemon.terminate(signal.SIGTERM) == 0
@@ -126,7 +126,7 @@ def test_the_log_can_be_json(tmp_path: Path) -> None:
         "--config", str(config), "--listen", "127.0.0.1:0", "--db", str(tmp_path / "e.db")
     )
     try:
-        with ErrordClient(daemon.address) as errord:
+        with ErrordClient(daemon.address, token=daemon.token) as errord:
             report(errord, "turn-json")
     finally:
         assert daemon.terminate(signal.SIGTERM) == 0
@@ -223,7 +223,7 @@ def test_sigterm_lets_requests_in_flight_finish_and_keeps_every_answer(tmp_path:
     started = threading.Barrier(17)
 
     def client(number: int) -> None:
-        with ErrordClient(daemon.address) as errord:
+        with ErrordClient(daemon.address, token=daemon.token) as errord:
             started.wait()
             for call in range(10_000):
                 turn = f"t{number}-{call}"

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 from errord_client import Executor, ResultStatus, mock_tool
 from errord_client.v1 import errord_pb2 as pb
@@ -23,7 +22,13 @@ from errord_client.v1 import errord_pb2_grpc
 from opentelemetry.sdk.trace import TracerProvider
 
 from tests.executor_helpers import Errord, wait_for, write_manifests
-from tests.helpers import DaemonProcess, start_process, subprocess_env
+from tests.helpers import (
+    DaemonProcess,
+    operator_channel,
+    start_process,
+    subprocess_env,
+    sync_operator_channel,
+)
 from tests.otlp_sink import OtlpReceiver, attributes
 
 SERVICE = "errord.v1.ErrorHandlerService"
@@ -134,7 +139,7 @@ def test_without_a_context_a_turns_spans_are_roots_of_the_trace_its_id_derives(
 ) -> None:
     daemon = exporting(receiver, tmp_path)
     try:
-        with grpc.insecure_channel(daemon.address) as channel:
+        with sync_operator_channel(daemon.address, daemon.token) as channel:
             stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             stub.ReportFailure(report("turn-alone", "c1"), timeout=10)
             stub.ReportFailures(
@@ -166,7 +171,7 @@ def test_user_and_session_ids_are_recorded_and_exported_never_logged(
     daemon = exporting(receiver, tmp_path, 'log_level = "debug"', *settings)
     ids: dict[str, Any] = {"user_id": "alice-7f3", "session_id": "session-9c1"}
     try:
-        with grpc.insecure_channel(daemon.address) as channel:
+        with sync_operator_channel(daemon.address, daemon.token) as channel:
             stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             decision = stub.ReportFailure(report("turn-ids", "c1", **ids), timeout=10).decision
             outcome = pb.ReportOutcomeRequest(
@@ -219,7 +224,7 @@ async def test_an_admission_refused_or_claiming_the_probe_is_a_span_of_its_break
     the probe is a span without error, saying probe_claimed and HALF_OPEN."""
     daemon = exporting(receiver, tmp_path, manifests=ALTERNATIVES)
     try:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             errord = Errord(channel)
             await errord.force_open("search", seconds=0.3)
             asked = pb.AdmitCallRequest(turn_id="turn-admit", tool="search", attempt=1)

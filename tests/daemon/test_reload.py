@@ -17,7 +17,15 @@ import pytest
 from errord_client import ErrordClient, pb
 from errord_client.v1 import errord_pb2_grpc
 
-from tests.helpers import DaemonProcess, receive, run_errord, scrape, start_process, subprocess_env
+from tests.helpers import (
+    DaemonProcess,
+    receive,
+    run_errord,
+    scrape,
+    start_process,
+    subprocess_env,
+    sync_operator_channel,
+)
 
 GOOD = """\
 tools:
@@ -116,7 +124,7 @@ def test_sighup_with_a_broken_manifest_under_load_keeps_the_set_in_force(
             ready, _ = receive_until(notify_socket, "READY")
             assert "last reload refused: " in ready["STATUS"]
             assert "travel.yaml:4" in ready["STATUS"]
-            with ErrordClient(daemon.address) as errord:
+            with ErrordClient(daemon.address, token=daemon.token) as errord:
                 kept = decide(errord, "after-broken")
             assert kept.action == pb.RECOVERY_ACTION_USE_ALTERNATIVE  # the old manifest
             assert kept.alternative_tool == "mirror"
@@ -127,7 +135,7 @@ def test_sighup_with_a_broken_manifest_under_load_keeps_the_set_in_force(
             ready, _ = receive_until(notify_socket, "READY")
             assert "last reload refused" not in ready["STATUS"]
             assert "3 tool manifests" in ready["STATUS"]
-            with ErrordClient(daemon.address) as errord:
+            with ErrordClient(daemon.address, token=daemon.token) as errord:
                 changed = decide(errord, "after-changed")
             assert changed.alternative_tool == "backup"
         finally:
@@ -155,7 +163,7 @@ def test_sighup_with_a_broken_manifest_under_load_keeps_the_set_in_force(
 def test_reload_manifests_rpc_returns_the_problems_and_the_tools(tmp_path: Path) -> None:
     daemon = start(tmp_path)
     try:
-        with grpc.insecure_channel(daemon.address) as channel:
+        with sync_operator_channel(daemon.address, daemon.token) as channel:
             operator = errord_pb2_grpc.OperatorServiceStub(channel)
             (tmp_path / "tools" / "travel.yaml").write_text(BROKEN)
             refused = operator.ReloadManifests(pb.ReloadManifestsRequest(by="alice: new tools"))
@@ -179,7 +187,7 @@ def test_reload_manifests_rpc_returns_the_problems_and_the_tools(tmp_path: Path)
 def test_reload_without_a_manifest_directory_is_a_failed_precondition(
     daemon_process: DaemonProcess,
 ) -> None:
-    with grpc.insecure_channel(daemon_process.address) as channel:
+    with sync_operator_channel(daemon_process.address, daemon_process.token) as channel:
         operator = errord_pb2_grpc.OperatorServiceStub(channel)
         with pytest.raises(grpc.RpcError) as raised:
             operator.ReloadManifests(pb.ReloadManifestsRequest())
@@ -234,18 +242,20 @@ def test_errord_reload_applies_or_lists_the_problems(tmp_path: Path) -> None:
     daemon = start(tmp_path)
     try:
         (tmp_path / "tools" / "travel.yaml").write_text(BROKEN)
-        refused = run_errord("reload", "--target", daemon.address, "--by", "alice")
+        refused = run_errord(
+            "reload", "--target", daemon.address, *daemon.token_args, "--by", "alice"
+        )
         assert refused.returncode == 1
         assert refused.stdout.startswith("reload refused; the 2 tools in force stay (mirror, ")
         assert "travel.yaml:4" in refused.stdout
         (tmp_path / "tools" / "travel.yaml").write_text(CHANGED)
-        applied = run_errord("reload", "--target", daemon.address, "--json")
+        applied = run_errord("reload", "--target", daemon.address, *daemon.token_args, "--json")
         assert applied.returncode == 0, applied.stderr
         assert json.loads(applied.stdout) == {
             "applied": True,
             "tools": ["backup", "mirror", "search"],
         }
-        human = run_errord("reload", "--target", daemon.address)
+        human = run_errord("reload", "--target", daemon.address, *daemon.token_args)
         assert human.stdout.strip() == "manifests reloaded: 3 tools (backup, mirror, search)"
     finally:
         assert daemon.terminate(signal.SIGTERM) == 0

@@ -17,7 +17,7 @@ from errord_client.v1 import errord_pb2_grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from tests.helpers import DaemonProcess, run_errord, start_process
+from tests.helpers import DaemonProcess, run_errord, start_process, sync_operator_channel
 
 IN_FORCE = """\
 tools:
@@ -52,7 +52,7 @@ def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
         "--manifests", str(directory(tmp_path / "in_force", IN_FORCE)),
     )  # fmt: skip
     try:
-        with ErrordClient(running.address) as errord:
+        with ErrordClient(running.address, token=running.token) as errord:
             for turn in range(WEATHER_FAILURES):
                 errord.report_failure(
                     turn_id=f"t{turn}", call_id="c", tool="weather", attempt=1,
@@ -113,7 +113,7 @@ def test_replay_exits_66_without_a_database(tmp_path: Path) -> None:
 
 def test_the_rpc_streams_progress_then_the_summary(daemon: DaemonProcess, tmp_path: Path) -> None:
     new = directory(tmp_path / "new", PERMANENT_503)
-    with grpc.insecure_channel(daemon.address) as channel:
+    with sync_operator_channel(daemon.address, daemon.token) as channel:
         operator = errord_pb2_grpc.OperatorServiceStub(channel)
         responses = list(
             operator.ReplayManifests(pb.ReplayManifestsRequest(manifests_dir=str(new)))
@@ -133,7 +133,7 @@ def test_the_rpc_answers_invalid_manifests_with_their_file_and_line(
     daemon: DaemonProcess, tmp_path: Path
 ) -> None:
     broken = directory(tmp_path / "broken", BROKEN)
-    with grpc.insecure_channel(daemon.address) as channel:
+    with sync_operator_channel(daemon.address, daemon.token) as channel:
         operator = errord_pb2_grpc.OperatorServiceStub(channel)
         with pytest.raises(grpc.RpcError) as failed:
             list(operator.ReplayManifests(pb.ReplayManifestsRequest(manifests_dir=str(broken))))
@@ -152,7 +152,7 @@ def test_the_rpc_without_a_directory_replays_the_daemons_own_manifests(
     daemon: DaemonProcess,
 ) -> None:
     """An empty manifests_dir is the daemon's directory as it is now: nothing changes."""
-    with grpc.insecure_channel(daemon.address) as channel:
+    with sync_operator_channel(daemon.address, daemon.token) as channel:
         operator = errord_pb2_grpc.OperatorServiceStub(channel)
         *_, last = operator.ReplayManifests(pb.ReplayManifestsRequest())
     assert last.summary.failures == 2 * WEATHER_FAILURES

@@ -16,12 +16,12 @@ from errord_client.v1 import errord_pb2_grpc
 
 from errord.decide.model import ErrorCode, FailureReport, ToolFailure
 from tests.harness import Harness
-from tests.helpers import InProcessDaemon, violations
+from tests.helpers import InProcessDaemon, operator_channel, violations
 
 
 @pytest.fixture
 async def stub(daemon: InProcessDaemon) -> AsyncIterator[Any]:
-    async with grpc.aio.insecure_channel(daemon.address) as channel:
+    async with operator_channel(daemon.address, daemon.token) as channel:
         yield errord_pb2_grpc.ErrorHandlerServiceStub(channel)
 
 
@@ -96,7 +96,7 @@ async def test_bad_failures_are_named_by_index_and_nothing_is_recorded(
     request = pb.ReportFailuresRequest(
         failures=[failure("call_0"), failure("call_1", attempt=0), failure("", tool="")]
     )
-    async with grpc.aio.insecure_channel(daemon.address) as channel:
+    async with operator_channel(daemon.address, daemon.token) as channel:
         found = await violations(channel, "ReportFailures", request.SerializeToString())
     assert set(found) == {"failures[1].attempt", "failures[2].call_id", "failures[2].tool"}
     with pytest.raises(grpc.aio.AioRpcError) as missing:
@@ -107,7 +107,7 @@ async def test_bad_failures_are_named_by_index_and_nothing_is_recorded(
 @pytest.mark.parametrize("count", [0, 257])
 async def test_a_call_holds_1_to_256_failures(daemon: InProcessDaemon, count: int) -> None:
     request = pb.ReportFailuresRequest(failures=[failure(f"c{n}") for n in range(count)])
-    async with grpc.aio.insecure_channel(daemon.address) as channel:
+    async with operator_channel(daemon.address, daemon.token) as channel:
         found = await violations(channel, "ReportFailures", request.SerializeToString())
     assert found == {"failures": f"must hold 1 to 256 failures, got {count}"}
 

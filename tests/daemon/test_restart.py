@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-import grpc
 import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
@@ -14,7 +13,7 @@ from errord.decide.model import CallKey
 from errord.state.projections import Projections
 from errord.state.store import Store
 from tests.fakes import FakeClock
-from tests.helpers import start_process
+from tests.helpers import start_process, sync_operator_channel
 
 
 def timeout_report(attempt: int = 1) -> pb.ReportFailureRequest:
@@ -32,7 +31,7 @@ def test_decisions_and_trace_survive_a_restart_and_repeats_return_the_recorded_d
 ) -> None:
     database = str(tmp_path / "errord.db")
     first = start_process("--listen", "127.0.0.1:0", "--db", database)
-    with grpc.insecure_channel(first.address) as channel:
+    with sync_operator_channel(first.address, first.token) as channel:
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         original = stub.ReportFailure(timeout_report())
         again = stub.ReportFailure(timeout_report())
@@ -43,7 +42,7 @@ def test_decisions_and_trace_survive_a_restart_and_repeats_return_the_recorded_d
 
     second = start_process("--listen", "127.0.0.1:0", "--db", database)
     try:
-        with grpc.insecure_channel(second.address) as channel:
+        with sync_operator_channel(second.address, second.token) as channel:
             stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             trace_after = stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="turn-r"))
             repeated = stub.ReportFailure(timeout_report())
@@ -70,7 +69,7 @@ async def test_an_answered_decision_and_its_state_are_durable_even_if_the_daemon
     them."""
     database = str(tmp_path / "errord.db")
     first = start_process("--listen", "127.0.0.1:0", "--db", database)
-    with grpc.insecure_channel(first.address) as channel:
+    with sync_operator_channel(first.address, first.token) as channel:
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         answered = [stub.ReportFailure(timeout_report(attempt)).decision for attempt in (1, 2, 3)]
     first.terminate(signal.SIGKILL)
@@ -87,7 +86,7 @@ async def test_an_answered_decision_and_its_state_are_durable_even_if_the_daemon
 
     second = start_process("--listen", "127.0.0.1:0", "--db", database)
     try:
-        with grpc.insecure_channel(second.address) as channel:
+        with sync_operator_channel(second.address, second.token) as channel:
             stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             trace = stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id="turn-r"))
     finally:

@@ -16,7 +16,7 @@ from tests.helpers import InProcessDaemon
 
 @pytest.fixture
 async def errord(daemon: InProcessDaemon) -> AsyncIterator[AsyncErrordClient]:
-    async with AsyncErrordClient(daemon.address) as client:
+    async with AsyncErrordClient(daemon.address, token=daemon.token) as client:
         yield client
 
 

@@ -13,12 +13,12 @@ from errord_client.v1 import errord_pb2_grpc
 from google.protobuf import struct_pb2
 
 from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
-from tests.helpers import InProcessDaemon
+from tests.helpers import InProcessDaemon, operator_channel
 
 
 @pytest.fixture
 async def stub(daemon: InProcessDaemon) -> AsyncIterator[Any]:
-    async with grpc.aio.insecure_channel(daemon.address) as channel:
+    async with operator_channel(daemon.address, daemon.token) as channel:
         yield errord_pb2_grpc.ErrorHandlerServiceStub(channel)
 
 

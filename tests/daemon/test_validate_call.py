@@ -46,7 +46,7 @@ async def errord(tmp_path: Path) -> AsyncIterator[AsyncErrordClient]:
         listen="127.0.0.1:0", db=tmp_path / "errord.db", manifests=tmp_path / "tools"
     )
     running = await start_in_process(settings)
-    async with AsyncErrordClient(running.address) as client:
+    async with AsyncErrordClient(running.address, token=running.token) as client:
         yield client
     running.stop.set()
     await asyncio.wait_for(running.task, START_TIMEOUT)

@@ -20,14 +20,14 @@ from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
 from errord.errors import WatcherFellBehind
 from errord.state.feed import Subscription, TraceFeed
-from tests.helpers import InProcessDaemon
+from tests.helpers import InProcessDaemon, operator_channel
 
 Stub: TypeAlias = Any  # the generated grpc stubs are untyped
 
 
 @pytest.fixture
 async def stub(daemon: InProcessDaemon) -> AsyncIterator[Stub]:
-    async with grpc.aio.insecure_channel(daemon.address) as channel:
+    async with operator_channel(daemon.address, daemon.token) as channel:
         yield errord_pb2_grpc.ErrorHandlerServiceStub(channel)
 
 
@@ -177,7 +177,7 @@ async def test_watch_shows_breaker_transitions_of_reports_and_of_operators(
     stream = stub.WatchTrace(pb.WatchTraceRequest(after_sequence=1))
     for attempt in range(1, 6):
         await stub.ReportFailure(report("w", attempt=attempt))
-    async with grpc.aio.insecure_channel(daemon.address) as channel:
+    async with operator_channel(daemon.address, daemon.token) as channel:
         operators = errord_pb2_grpc.OperatorServiceStub(channel)
         await operators.ResetBreaker(pb.ResetBreakerRequest(tool="search", by="test"))
     # After the turn's beginning: four failures, the opening, the fifth failure, the reset.
@@ -236,7 +236,7 @@ async def test_the_client_package_flattens_batched_responses(
     from errord_client import AsyncErrordClient
 
     first = await stub.ReportFailure(report("flattened"))
-    async with AsyncErrordClient(daemon.address) as client:
+    async with AsyncErrordClient(daemon.address, token=daemon.token) as client:
         stream = client.watch_trace("flattened", include_history=True, batch_interval=0.05)
         history = [await anext(stream), await anext(stream)]  # TurnBegan, the failure
         assert decision_ids(history) == ["", first.decision.decision_id]

@@ -23,7 +23,7 @@ from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
 from errord.state.feed import TraceFeed
 from errord.wire.budget import RESPONSE_BUDGET
-from tests.helpers import DaemonProcess
+from tests.helpers import DaemonProcess, operator_channel
 
 Stub: TypeAlias = Any  # the generated grpc stubs are untyped
 
@@ -66,10 +66,10 @@ async def test_a_watcher_takes_every_event_committed_since_it_last_asked_in_one_
 async def stubs(daemon_process: DaemonProcess) -> AsyncIterator[tuple[Stub, Stub]]:
     """Against errord as its own process: a stub of grpc's default channel, and one of a
     channel that never reads by itself."""
-    address = daemon_process.address
+    address, token = daemon_process.address, daemon_process.token
     async with (
-        grpc.aio.insecure_channel(address) as channel,
-        grpc.aio.insecure_channel(address, options=NEVER_READING) as slow_channel,
+        operator_channel(address, token) as channel,
+        operator_channel(address, token, NEVER_READING) as slow_channel,
     ):
         yield (
             errord_pb2_grpc.ErrorHandlerServiceStub(channel),

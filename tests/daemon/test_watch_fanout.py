@@ -36,7 +36,13 @@ from errord.decide.model import Outcome, OutcomeReport
 from errord.errors import WatcherFellBehind
 from errord.state.feed import Subscription, TraceFeed
 from errord.wire import responses
-from tests.helpers import DaemonProcess, InProcessDaemon, start_in_process, start_process
+from tests.helpers import (
+    DaemonProcess,
+    InProcessDaemon,
+    operator_channel,
+    start_in_process,
+    start_process,
+)
 
 Stub: TypeAlias = Any  # the generated grpc stubs are untyped
 
@@ -269,7 +275,7 @@ async def small_backlog_daemon(
 async def test_each_event_is_converted_once_whatever_the_number_of_watchers(
     daemon: InProcessDaemon, converted: list[int], watchers: int
 ) -> None:
-    async with grpc.aio.insecure_channel(daemon.address) as channel:
+    async with operator_channel(daemon.address, daemon.token) as channel:
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         after = await report_probe(stub, "probe")
         readers = [Reader(*await watch_from(stub, after)) for _ in range(watchers)]
@@ -292,8 +298,8 @@ async def test_a_watcher_that_never_reads_is_dropped_and_told_where_to_resume(
     sequence it got, and a watch after that sequence goes on without a gap."""
     daemon, feed = small_backlog_daemon
     async with (
-        grpc.aio.insecure_channel(daemon.address) as channel,
-        grpc.aio.insecure_channel(daemon.address, options=NEVER_READING) as never_channel,
+        operator_channel(daemon.address, daemon.token) as channel,
+        operator_channel(daemon.address, daemon.token, NEVER_READING) as never_channel,
     ):
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         after = await report_probe(stub, "probe")
@@ -342,8 +348,8 @@ async def test_two_hundred_watchers_some_never_reading_while_reports_run(
     """20 watchers read every event once and in order, 180 never read; every report of
     the load is answered meanwhile, and the daemon serves on after they go."""
     async with (
-        grpc.aio.insecure_channel(process.address) as channel,
-        grpc.aio.insecure_channel(process.address, options=NEVER_READING) as never_channel,
+        operator_channel(process.address, process.token) as channel,
+        operator_channel(process.address, process.token, NEVER_READING) as never_channel,
     ):
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         never_stub = errord_pb2_grpc.ErrorHandlerServiceStub(never_channel)
@@ -374,8 +380,8 @@ async def test_the_daemon_drops_a_watcher_that_never_reads_once_10000_events_wai
     """The daemon's own backlog: a watcher that never reads is dropped once more than
     10,000 events wait for it, while reports go on being answered."""
     async with (
-        grpc.aio.insecure_channel(process.address) as channel,
-        grpc.aio.insecure_channel(process.address, options=NEVER_READING) as never_channel,
+        operator_channel(process.address, process.token) as channel,
+        operator_channel(process.address, process.token, NEVER_READING) as never_channel,
     ):
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         after = await report_probe(stub, "probe")
@@ -440,8 +446,8 @@ async def test_watchers_their_clients_cancel_leave_no_error_and_no_count_behind(
     normal, so the daemon logs no error and no traceback for it, and errord_watchers
     drops by one for each."""
     async with (
-        grpc.aio.insecure_channel(metered.address) as channel,
-        grpc.aio.insecure_channel(metered.address, options=NEVER_READING) as never_channel,
+        operator_channel(metered.address, metered.token) as channel,
+        operator_channel(metered.address, metered.token, NEVER_READING) as never_channel,
     ):
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         never_stub = errord_pb2_grpc.ErrorHandlerServiceStub(never_channel)
