@@ -13,6 +13,7 @@ import secrets
 from pathlib import Path
 
 import pytest
+from errord_client import pb
 
 from errord.cli.main import main
 from errord.config import Settings
@@ -20,7 +21,7 @@ from errord.errors import InvalidRequest, ManifestError, NoManifestDirectory
 from errord.manifests.file_text import UnreadableFile, read_text
 from errord.manifests.files import load_manifest_dir
 from errord.manifests.root import ManifestRoot
-from errord.wire.replay import replayed_directory
+from errord.wire.replay import replay_request_from_proto, replayed_directory
 
 TOOLS = "tools:\n  - name: {name}\n"
 
@@ -280,4 +281,12 @@ def test_a_daemon_without_manifests_or_a_root_replays_its_own_manifests_only(
         "manifests_dir: this errord has no manifests directory and no manifests_root, so it"
         " replays its own manifests only (an empty manifests_dir); to replay another"
         " directory, set manifests_root in its settings to a directory above it"
+    )
+
+
+def test_a_relative_directory_is_refused_it_would_be_the_daemons_working_directorys() -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        replay_request_from_proto(pb.ReplayManifestsRequest(manifests_dir="../etc"))
+    assert str(refused.value) == (
+        "manifests_dir: must be an absolute path (a directory on errord's host)"
     )
