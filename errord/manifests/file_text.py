@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from errord.manifests.root import SETTING, ManifestRoot, loosely_held
+from errord.manifests.root import SETTING, ManifestRoot, foreign_link, loosely_held
 
 MAX_FILE_BYTES: Final = 1 << 20
 """Bytes one manifest file may have (1 MiB: thousands of tools). PyYAML composes about
@@ -70,11 +70,16 @@ def read_text(path: Path, root: ManifestRoot, limit: int = MAX_FILE_BYTES) -> st
 
 def _opened(path: Path, root: ManifestRoot) -> int:
     """A descriptor of the file at ``path``, opened at its real path, which is under
-    ``root``; UnreadableFile when it is not, or when what was opened is not (a directory
-    of the path replaced by a symbolic link between the check and the open)."""
+    ``root``; UnreadableFile when it is not, when ``path`` is a link another user made,
+    or when what was opened is not under ``root`` (a directory of the path replaced by
+    a symbolic link between the check and the open)."""
     real = os.path.realpath(path)
     if not root.holds(real):
         raise UnreadableFile(f"{root.outside(path)}; not read")
+    foreign = foreign_link(path)
+    if foreign is not None:
+        why, fix = foreign
+        raise UnreadableFile(f"{why}; not read (run: {fix})")
     try:
         descriptor = os.open(real, _OPEN_FLAGS)
     except OSError as exc:

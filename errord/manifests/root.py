@@ -11,7 +11,8 @@ caller included: so errord reads as a manifest only a file an operator put there
   (file_text.py), so that a link swapped in meanwhile is refused too, never read.
 - Written by its owner only, as sshd's StrictModes asks of a key: a manifest, or its
   directory, that its group or every user may write, or that belongs to a user other
-  than root and the one errord runs as, is refused, with the command that fixes it.
+  than root and the one errord runs as, is refused, with the command that fixes it;
+  so is a manifest that is a symbolic link such a user made.
 """
 
 from __future__ import annotations
@@ -88,8 +89,27 @@ def loosely_held(info: os.stat_result, path: Path) -> tuple[str, str] | None:
     if writers:
         why = f"writable by {writers} (mode {mode:04o}): another user could change it"
         return why, f"chmod go-w {quoted}"
+    owner = _foreign_owner(info)
+    return None if owner is None else (f"owned by {owner}", f"chown {os.geteuid()} {quoted}")
+
+
+def foreign_link(path: Path) -> tuple[str, str] | None:
+    """Why ``path``, a symbolic link another user made, is not followed, and the command
+    that fixes it; None when it is no link, or root's or errord's user's. (A link's mode
+    means nothing: whoever owns it may point it elsewhere.)"""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None  # opening it reports why
+    owner = _foreign_owner(info) if stat.S_ISLNK(info.st_mode) else None
+    if owner is None:
+        return None
+    return f"a symbolic link owned by {owner}", f"chown -h {os.geteuid()} {shlex.quote(str(path))}"
+
+
+def _foreign_owner(info: os.stat_result) -> str | None:
+    """Who owns a file, when it is neither root nor the user errord runs as."""
     user = os.geteuid()
-    if info.st_uid not in (0, user):
-        why = f"owned by uid {info.st_uid}, neither root nor errord's user (uid {user})"
-        return why, f"chown {user} {quoted}"
-    return None
+    if info.st_uid in (0, user):
+        return None
+    return f"uid {info.st_uid}, neither root nor errord's user (uid {user})"

@@ -230,6 +230,22 @@ def test_a_manifest_another_user_owns_is_refused(root: Path) -> None:
     ]
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root gives a file away")
+def test_a_symbolic_link_another_user_made_is_not_followed_even_inside_the_root(
+    root: Path,
+) -> None:
+    """Its owner may point it at any file of the root whenever they like."""
+    target = write(root / "shared.yaml", "shared")
+    link = root / "tools.d" / "t.yaml"
+    link.symlink_to(target)
+    os.lchown(link, 4242, -1)
+
+    assert problems(root / "tools.d", root) == [
+        f"{link}: a symbolic link owned by uid 4242, neither root nor errord's user (uid 0);"
+        f" not read (run: chown -h 0 {link})"
+    ]
+
+
 def test_check_reports_a_loose_manifest_as_a_problem(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
