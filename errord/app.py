@@ -29,6 +29,7 @@ from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
 from errord.manifests.files import load_manifest_dir, overlooked
+from errord.manifests.root import ManifestRoot
 from errord.operator_actions import OperatorActions
 from errord.ops.logs import log_decision
 from errord.ops.metrics import start_metrics_server
@@ -54,11 +55,13 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def load_manifests(settings: Settings) -> ManifestSnapshot:
-    """The configured manifests; raises ManifestError listing every problem."""
+    """The configured manifests, read under the configured root; raises ManifestError
+    listing every problem."""
     defaults = ToolDefaults(breaker=settings.breaker_defaults())
     if settings.manifests is None:
         return ManifestSnapshot(defaults=defaults)
-    snapshot = load_manifest_dir(settings.manifests, defaults)
+    root = ManifestRoot.configured(settings.manifests, settings.manifests_root)
+    snapshot = load_manifest_dir(settings.manifests, defaults, root)
     for warning in overlooked(settings.manifests):
         log.warning("%s", warning)
     return snapshot

@@ -4,6 +4,8 @@
                                         # errord.sock in $RUNTIME_DIRECTORY)
     db = "/var/lib/errord/errord.db"    # the trace database
     manifests = "/etc/errord/tools.d"   # directory of tool manifests (YAML)
+    manifests_root = "/etc/errord"      # manifests are read under it only (ReplayManifests
+                                        # too); default: the real parent of manifests
     shutdown_grace_seconds = 5.0        # how long shutdown may take: drain, then calls in flight
     shutdown_quiet_seconds = 0.5        # drain: keep deciding until no call came for this long
     log_level = "info"
@@ -151,6 +153,11 @@ class Settings:
     """The SQLite trace database."""
     manifests: Path | None = None
     """Directory of tool manifests; None for none."""
+    manifests_root: Path | None = None
+    """The directory manifests are read under (errord.manifests.root): ReplayManifests
+    replays a directory under it only, and no manifest may be a symbolic link leading out
+    of it. None: the real parent of ``manifests``; with neither, ReplayManifests replays
+    the daemon's own manifests only."""
     shutdown_grace_seconds: float = 5.0
     """How long shutdown may take: the drain (at most half of it), then the calls still in
     flight."""

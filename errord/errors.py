@@ -107,7 +107,8 @@ class ListenError(ErrordError):
 
 
 class NoManifestDirectory(ErrordError):
-    """A reload asked of a daemon started without a manifests directory."""
+    """A reload asked of a daemon started without a manifests directory, or a replay of
+    another directory than its own asked of one that has no manifests root either."""
 
 
 class CorruptDatabase(StoreError):

@@ -4,7 +4,9 @@ Reads the database file directly (a read-only snapshot: the daemon may be runnin
 re-decides every recorded failure with the manifests of ``--manifests`` and the
 settings of ``--config`` (errord.replay), and prints what would change, grouped and
 counted, with a few examples of each change. A progress bar goes to stderr when it is
-a terminal.
+a terminal. The manifests are read as the daemon of ``--config`` would read them, under
+its manifests root (errord.manifests.root); without one, under the directory's real
+parent.
 
 Exit codes: 0 nothing would change; 1 something would (usable in CI before a manifest
 change is deployed); 66 (EX_NOINPUT) the database cannot be read; 78 (EX_CONFIG) the

@@ -6,18 +6,22 @@ A manifest is a file directly in the directory whose name ends in ``.yaml`` or
 named pipe, a device) it is read, and reading it reports what is wrong
 (file_text.py), rather than skipping it in silence. Subdirectories are not read.
 A directory of more than MAX_FILES manifests, or MAX_TOTAL_BYTES in all, is
-refused whole before any file is read: loading it would take minutes.
+refused whole before any file is read: loading it would take minutes; so is one
+that is not under the manifests' root once resolved, or that another user may
+write (root.py).
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import stat
 from pathlib import Path
 from typing import Final
 
 from errord.errors import ManifestError, Problem
 from errord.manifests.file_text import MAX_FILE_BYTES
+from errord.manifests.root import ManifestRoot, loosely_held
 
 MANIFEST_SUFFIXES: Final = (".yaml", ".yml")
 MAX_FILES: Final = 1000
@@ -30,9 +34,11 @@ MAX_SCANNED: Final = 10_000
 """Entries of a subdirectory looked at for a warning that it holds manifests."""
 
 
-def manifest_paths(directory: Path) -> list[Path]:
-    """The manifest files in ``directory`` by name; ManifestError when it cannot be
-    listed, or holds too many of them, or too many bytes of them."""
+def manifest_paths(directory: Path, root: ManifestRoot) -> list[Path]:
+    """The manifest files in ``directory`` by name; ManifestError when it is not under
+    ``root`` or another user may write it, when it cannot be listed, or holds too many
+    of them, or too many bytes of them."""
+    _check_directory(directory, root)
     paths = sorted(
         (entry for entry in _entries(directory) if _is_manifest(entry)),
         key=lambda entry: entry.name,
@@ -43,7 +49,7 @@ def manifest_paths(directory: Path) -> list[Path]:
             f"{len(paths):,} manifest files, more than the {MAX_FILES:,} a directory may hold;"
             " nothing was read (put more tools in each file)",
         )
-    total = sum(size for size in map(_size, paths) if size <= MAX_FILE_BYTES)
+    total = sum(size for path in paths if (size := _size(path, root)) <= MAX_FILE_BYTES)
     if total > MAX_TOTAL_BYTES:
         raise _directory_error(
             directory,
@@ -116,12 +122,34 @@ def _holds_manifests(directory: Path) -> bool:
         return False
 
 
-def _size(path: Path) -> int:
-    """The file's size; 0 when it has none (reading it reports why)."""
+def _size(path: Path, root: ManifestRoot) -> int:
+    """The file's size; 0 when it has none, or is not under ``root`` (reading it reports
+    why)."""
+    real = os.path.realpath(path)
+    if not root.holds(real):
+        return 0
     try:
-        return os.stat(path).st_size
+        return os.stat(real).st_size
     except OSError:
         return 0
+
+
+def _check_directory(directory: Path, root: ManifestRoot) -> None:
+    """ManifestError when ``directory`` is not under ``root`` once resolved, or another
+    user may write it; listing it reports what else is wrong with it."""
+    real = os.path.realpath(directory)
+    if not root.holds(real):
+        raise _directory_error(directory, f"{root.outside(directory)}; nothing was read")
+    try:
+        info = os.stat(real)
+    except OSError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        return
+    loose = loosely_held(info, directory)
+    if loose is not None:
+        why, fix = loose
+        raise _directory_error(directory, f"{why}; nothing was read (run: {fix})")
 
 
 def _directory_error(directory: Path, message: str) -> ManifestError:

@@ -1,9 +1,12 @@
-"""A manifest file's text, read within bounds: a regular file of at most MAX_FILE_BYTES, UTF-8.
+"""A manifest file's text, read within bounds: a regular file under the manifests' root
+(root.py) that only its owner may write, of at most MAX_FILE_BYTES, UTF-8.
 
-The file is opened without blocking (a FIFO named ``tools.yaml`` answers at once
-instead of waiting for a writer) and checked on the open descriptor, so that what
-is read is what was checked; its size is checked before a byte is read, and no
-more than the limit is ever read, should it grow meanwhile.
+The file's real path must be under the root before it is opened; it is opened there
+without following a symbolic link and without blocking (a FIFO named ``tools.yaml``
+answers at once instead of waiting for a writer), and checked on the open descriptor,
+so that what is read is what was checked: where the kernel has it, its kind, its mode
+and owner, its size, all before a byte is read; no more than the limit is ever read,
+should it grow meanwhile.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ import stat
 from pathlib import Path
 from typing import Final
 
+from errord.manifests.root import SETTING, ManifestRoot, foreign_link, loosely_held
+
 MAX_FILE_BYTES: Final = 1 << 20
 """Bytes one manifest file may have (1 MiB: thousands of tools). PyYAML composes about
 a MiB in three seconds, so one file is read in seconds, never for minutes."""
 
-_OPEN_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_OPEN_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | os.O_NOFOLLOW
 _KINDS: Final = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a named pipe"),
@@ -37,18 +42,21 @@ class UnreadableFile(Exception):
         self.line = line
 
 
-def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
-    """The file's text; UnreadableFile saying why not (missing, a symbolic link loop,
-    not a regular file, more than ``limit`` bytes, not UTF-8)."""
-    try:
-        descriptor = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        raise UnreadableFile(_open_problem(exc)) from None
+def read_text(path: Path, root: ManifestRoot, limit: int = MAX_FILE_BYTES) -> str:
+    """The file's text; UnreadableFile saying why not (a symbolic link out of ``root``,
+    missing, a symbolic link loop, not a regular file, writable by another user, more
+    than ``limit`` bytes, not UTF-8). A file refused for where it is or who may write
+    it is not read: nothing of it is ever quoted."""
+    descriptor = _opened(path, root)
     with os.fdopen(descriptor, "rb") as file:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             kind = _kind(info.st_mode)
             raise UnreadableFile(f"not a regular file ({kind}); a manifest must be one")
+        loose = loosely_held(info, path)
+        if loose is not None:
+            why, fix = loose
+            raise UnreadableFile(f"{why}; not read (run: {fix})")
         if info.st_size > limit:
             raise UnreadableFile(_too_large(info.st_size, limit))
         try:
@@ -58,6 +66,31 @@ def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
     if len(data) > limit:  # it grew since fstat
         raise UnreadableFile(_too_large(len(data), limit))
     return _decoded(data)
+
+
+def _opened(path: Path, root: ManifestRoot) -> int:
+    """A descriptor of the file at ``path``, opened at its real path, which is under
+    ``root``; UnreadableFile when it is not, when ``path`` is a link another user made,
+    or when what was opened is not under ``root`` (a directory of the path replaced by
+    a symbolic link between the check and the open)."""
+    real = os.path.realpath(path)
+    if not root.holds(real):
+        raise UnreadableFile(f"{root.outside(path)}; not read")
+    foreign = foreign_link(path)
+    if foreign is not None:
+        why, fix = foreign
+        raise UnreadableFile(f"{why}; not read (run: {fix})")
+    try:
+        descriptor = os.open(real, _OPEN_FLAGS)
+    except OSError as exc:
+        raise UnreadableFile(_open_problem(exc)) from None
+    if not root.holds_opened(descriptor, real):
+        os.close(descriptor)
+        raise UnreadableFile(
+            f"changed while it was opened: the file opened is outside {root.path},"
+            f" where manifests are read ({SETTING}); not read"
+        )
+    return descriptor
 
 
 def _open_problem(error: OSError) -> str:

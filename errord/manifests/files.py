@@ -26,12 +26,13 @@ after one, so that one ManifestError lists them all. Problems about a whole
 file or directory are on line 0.
 
 A manifest may be careless or hostile, and nothing in it may hang a load or a
-decision: directory.py bounds the files read (how many, how large in all),
-file_text.py each file (a regular file, 1 MiB, UTF-8), yaml_bounds.py each
-document before anything reads it (no ``!!python`` tags, a bounded depth and size
-once aliases are expanded); here a ``parameters`` schema and a ``default`` are
-bounded in values and depth, and every regular expression must be one RE2 can
-run in linear time (errord/decide/regex.py).
+decision, nor have errord read what is no manifest: root.py says which files may be
+read (under the manifests' root, writable by their owner only), directory.py bounds
+the files read (how many, how large in all), file_text.py each file (a regular file,
+1 MiB, UTF-8), yaml_bounds.py each document before anything reads it (no
+``!!python`` tags, a bounded depth and size once aliases are expanded); here a
+``parameters`` schema and a ``default`` are bounded in values and depth, and every
+regular expression must be one RE2 can run in linear time (errord/decide/regex.py).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from errord.decide.schema.regexes import unsupported_pattern
 from errord.decide.schema.size import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES
 from errord.errors import ManifestError, Problem
 from errord.manifests.directory import MANIFEST_SUFFIXES, manifest_paths, not_read, overlooked
+from errord.manifests.root import ManifestRoot
 from errord.manifests.yaml_bounds import too_large, within_bounds
 from errord.manifests.yaml_reader import (
     MISSING,
@@ -94,19 +96,24 @@ MAX_DEFAULT_DEPTH = 32
 """Levels of objects and arrays a tool's ``default`` may nest."""
 
 
-def load_manifest_dir(directory: Path, defaults: ToolDefaults | None = None) -> ManifestSnapshot:
+def load_manifest_dir(
+    directory: Path, defaults: ToolDefaults | None = None, root: ManifestRoot | None = None
+) -> ManifestSnapshot:
     """Load every ``*.yaml`` and ``*.yml`` file in ``directory``, in name order.
 
     Not recursive; hidden files are skipped. ``defaults`` holds the retry policy
     that each tool's ``retry_policy`` overrides and the timeout of a tool without
-    ``timeout_ms``, and the breaker policy ``circuit_breaker`` overrides. Raises
-    ManifestError with every problem of every file, a tool name defined twice
-    across files included.
+    ``timeout_ms``, and the breaker policy ``circuit_breaker`` overrides. Files are
+    read only under ``root`` (default: the directory's real parent), and only if no
+    user but their owner may write them (root.py). Raises ManifestError with every
+    problem of every file, a tool name defined twice across files included.
     """
     defaults = defaults or ToolDefaults()
-    session = _Session(defaults)
+    session = _Session(defaults, root or ManifestRoot.around(directory))
     manifests = [
-        manifest for path in manifest_paths(directory) for manifest in session.read_file(path)
+        manifest
+        for path in manifest_paths(directory, session.root)
+        for manifest in session.read_file(path)
     ]
     session.raise_problems()
     return ManifestSnapshot(manifests, defaults)
@@ -117,8 +124,10 @@ def load_manifest_file(
     defaults: RetryPolicy = RetryPolicy(),  # noqa: B008 (frozen, so one shared instance is safe)
     default_timeout: float = 30.0,
 ) -> list[ToolManifest]:
-    """The tools of one manifest file; ManifestError with every problem in it."""
-    session = _Session(ToolDefaults(timeout=default_timeout, retry_policy=defaults))
+    """The tools of one manifest file, read as load_manifest_dir reads the files of its
+    directory; ManifestError with every problem in it."""
+    tool_defaults = ToolDefaults(timeout=default_timeout, retry_policy=defaults)
+    session = _Session(tool_defaults, ManifestRoot.around(path.parent))
     manifests = session.read_file(path)
     session.raise_problems()
     return manifests
@@ -127,8 +136,10 @@ def load_manifest_file(
 class _Session:
     """One load: the problems found so far and where each tool name was first defined."""
 
-    def __init__(self, defaults: ToolDefaults) -> None:
+    def __init__(self, defaults: ToolDefaults, root: ManifestRoot) -> None:
         self.defaults = defaults
+        self.root = root
+        """Where files may be read from."""
         self.problems: list[Problem] = []
         self.first_definitions: dict[str, str] = {}
         """Tool name -> ``file:line`` of the tool that defined it first."""
@@ -137,7 +148,7 @@ class _Session:
         """The valid tools of one file; its problems go to ``self.problems``."""
         reader = _ManifestReader(str(path), self)
         first_problem = len(self.problems)
-        document = _document(path, reader)
+        document = _document(path, reader, self.root)
         tools = [] if document is None else _read_document(reader, document)
         self.problems[first_problem:] = sorted(
             self.problems[first_problem:], key=lambda problem: (problem.line, problem.field)
@@ -165,9 +176,9 @@ class _ManifestReader(Reader):
             )
 
 
-def _document(path: Path, reader: Reader) -> Node | None:
+def _document(path: Path, reader: Reader, root: ManifestRoot) -> Node | None:
     """The file's single YAML document as a node tree, or None after reporting why not."""
-    documents = compose_all(path, reader)
+    documents = compose_all(path, reader, root)
     if documents is None:
         return None
     if not documents:

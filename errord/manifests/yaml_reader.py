@@ -27,6 +27,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from errord.decide.model import JSONValue
 from errord.errors import Problem
 from errord.manifests.file_text import UnreadableFile, read_text
+from errord.manifests.root import ManifestRoot
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -42,16 +43,17 @@ MISSING = object()
 # Composing a file.
 
 
-def compose_all(path: Path, reader: Reader) -> list[Node] | None:
+def compose_all(path: Path, reader: Reader, root: ManifestRoot) -> list[Node] | None:
     """Every YAML document in the file as a node tree, or None after reporting why not
-    (the file is read within file_text.py's bounds; yaml_bounds.py checks the trees)."""
-    text = _read_text(path, reader)
+    (the file is read under ``root`` and within file_text.py's bounds; yaml_bounds.py
+    checks the trees)."""
+    text = _read_text(path, reader, root)
     return None if text is None else _compose_text(text, reader)
 
 
-def _read_text(path: Path, reader: Reader) -> str | None:
+def _read_text(path: Path, reader: Reader, root: ManifestRoot) -> str | None:
     try:
-        return read_text(path)
+        return read_text(path, root)
     except UnreadableFile as exc:
         reader.report_line(exc.line, "", exc.message)
     return None

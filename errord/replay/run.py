@@ -13,6 +13,7 @@ from errord.decide.events import BreakerChanged
 from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
 from errord.decide.policy import default_policy
 from errord.manifests.files import load_manifest_dir
+from errord.manifests.root import ManifestRoot
 from errord.replay.compare import Comparison, ReplayScope, ReplaySummary
 from errord.replay.fold import Replayer
 from errord.replay.snapshot import trace_snapshot
@@ -40,12 +41,14 @@ def engine_for(settings: Settings) -> Engine:
 
 def load_manifests(directory: Path | None, settings: Settings) -> ManifestSnapshot:
     """The manifests of ``directory`` (None: none, every tool on the default policy) with
-    the breaker defaults of ``settings``; raises ManifestError listing every problem
-    (file:line)."""
+    the breaker defaults of ``settings``, read under the root the daemon of ``settings``
+    reads under, else under the directory's real parent (errord.manifests.root); raises
+    ManifestError listing every problem (file:line)."""
     defaults = ToolDefaults(breaker=settings.breaker_defaults())
     if directory is None:
         return ManifestSnapshot(defaults=defaults)
-    return load_manifest_dir(directory, defaults)
+    root = ManifestRoot.configured(settings.manifests, settings.manifests_root)
+    return load_manifest_dir(directory, defaults, root)
 
 
 def replay_database(

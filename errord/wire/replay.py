@@ -4,11 +4,16 @@ The request is checked here, the manifests loaded and the trace folded in a work
 thread (errord.replay), so that the event loop goes on deciding; the thread's progress
 comes back to the loop and is streamed, then the summary. One replay at a time: it is
 CPU-heavy, and a second one waits for nothing but a RESOURCE_EXHAUSTED.
+
+The directory must be under the daemon's manifests root (errord.manifests.root): a
+caller may have it read its manifests and those an operator put beside them, never
+another file of the host, which a manifest's problems would quote back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -17,8 +22,10 @@ from pathlib import Path
 from errord_client.v1 import errord_pb2 as pb
 
 from errord.config import Settings
-from errord.errors import FieldViolation, InvalidRequest, ManifestError
+from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.errors import FieldViolation, InvalidRequest, ManifestError, NoManifestDirectory
 from errord.limits import LimitExceeded
+from errord.manifests.root import SETTING, ManifestRoot
 from errord.replay import ReplayScope, ReplaySummary, engine_for, load_manifests, replay_database
 from errord.replay.compare import DEFAULT_EXAMPLES
 from errord.wire.bounds import CONTROL_CHARACTERS, Violations
@@ -44,6 +51,8 @@ def replay_request_from_proto(request: pb.ReplayManifestsRequest) -> ReplayAsked
     directory = check.text("manifests_dir", request.manifests_dir, MAX_PATH_LENGTH)
     if CONTROL_CHARACTERS.search(directory):
         check.add("manifests_dir", "must not contain control characters (U+0000 to U+001F)")
+    elif directory and not os.path.isabs(directory):
+        check.add("manifests_dir", "must be an absolute path (a directory on errord's host)")
     since = check.moment("since", request.since) if request.HasField("since") else None
     tool = check.identifier("tool", request.tool) if request.tool else ""
     if request.examples > MAX_EXAMPLES:
@@ -89,6 +98,26 @@ def summary_to_proto(summary: ReplaySummary) -> pb.ReplaySummary:
     )
 
 
+def replayed_directory(asked: Path | None, settings: Settings) -> Path | None:
+    """The directory a replay reads: the daemon's own for None, else ``asked``, which must
+    be under the daemon's manifests root once resolved. Raises NoManifestDirectory when
+    the daemon has no root, InvalidRequest naming manifests_dir when ``asked`` is not
+    under it. Reads the file system: called in a worker thread."""
+    if asked is None:
+        return settings.manifests
+    root = ManifestRoot.configured(settings.manifests, settings.manifests_root)
+    if root is None:
+        raise NoManifestDirectory(
+            f"manifests_dir: this errord has no manifests directory and no {SETTING}, so it"
+            " replays its own manifests only (an empty manifests_dir); to replay another"
+            f" directory, set {SETTING} in its settings to a directory above it"
+        )
+    if not root.holds(os.path.realpath(asked)):
+        where = f"{asked} is outside {root.path}, where this errord reads manifests ({SETTING})"
+        raise InvalidRequest([FieldViolation("manifests_dir", where)])
+    return asked
+
+
 def manifest_violations(error: ManifestError) -> InvalidRequest:
     """Each problem of the manifests tried, as a violation of ``manifests_dir``."""
     return InvalidRequest([FieldViolation("manifests_dir", str(p)) for p in error.problems])
@@ -103,8 +132,9 @@ class Replays:
 
     async def replay(self, asked: ReplayAsked) -> AsyncIterator[pb.ReplayManifestsResponse]:
         """Progress now and then, then the summary. Raises InvalidRequest for invalid
-        manifests, LimitExceeded while another replay runs, StoreError when the database
-        cannot be read."""
+        manifests or a directory not under the manifests root, NoManifestDirectory for
+        another directory than the daemon's when it has no root, LimitExceeded while
+        another replay runs, StoreError when the database cannot be read."""
         if self._running:
             raise LimitExceeded("a replay is running already; ask again when it is done")
         self._running = True
@@ -115,9 +145,8 @@ class Replays:
             self._running = False
 
     async def _replayed(self, asked: ReplayAsked) -> AsyncIterator[pb.ReplayManifestsResponse]:
-        directory = asked.manifests or self._settings.manifests
         try:
-            manifests = await asyncio.to_thread(load_manifests, directory, self._settings)
+            manifests = await asyncio.to_thread(self._manifests, asked.manifests)
         except ManifestError as error:
             raise manifest_violations(error) from error
         loop = asyncio.get_running_loop()
@@ -150,6 +179,10 @@ class Replays:
         finally:
             abandoned.set()
         yield pb.ReplayManifestsResponse(summary=summary_to_proto(folding.result()))
+
+    def _manifests(self, asked: Path | None) -> ManifestSnapshot:
+        """The manifests to replay with, those of the daemon for None."""
+        return load_manifests(replayed_directory(asked, self._settings), self._settings)
 
 
 class ReplayAbandoned(Exception):

@@ -31,6 +31,7 @@ from errord.errors import ManifestError
 from errord.manifests.directory import MAX_FILES, MAX_TOTAL_BYTES
 from errord.manifests.file_text import MAX_FILE_BYTES
 from errord.manifests.files import load_manifest_dir
+from errord.manifests.root import ManifestRoot
 from errord.manifests.yaml_bounds import MAX_EXPANDED
 from tests.helpers import errord_command, start_process, subprocess_env
 
@@ -94,9 +95,9 @@ def write(directory: Path, name: str, lines: list[str] | str) -> Path:
     return path
 
 
-def problems(directory: Path) -> list[str]:
+def problems(directory: Path, root: ManifestRoot | None = None) -> list[str]:
     with pytest.raises(ManifestError) as raised:
-        load_manifest_dir(directory)
+        load_manifest_dir(directory, root=root)
     return [str(problem) for problem in raised.value.problems]
 
 
@@ -258,10 +259,11 @@ def test_a_symbolic_link_loop_is_a_problem_not_a_silent_skip(tmp_path: Path) -> 
 def test_a_file_that_is_not_a_regular_file_is_a_problem_and_never_blocks(
     tmp_path: Path, make: Callable[[Path], None], kind: str
 ) -> None:
-    """A FIFO with no writer would block a plain open; /dev/zero would never end."""
+    """A FIFO with no writer would block a plain open; /dev/zero would never end (the
+    link to it is followed under a root that holds /dev: ``manifests_root = "/"``)."""
     make(tmp_path / "tools.yaml")
 
-    assert problems(tmp_path) == [
+    assert problems(tmp_path, ManifestRoot.at(Path("/"))) == [
         f"{tmp_path / 'tools.yaml'}: not a regular file ({kind}); a manifest must be one"
     ]
 

@@ -45,13 +45,14 @@ def test_a_toml_file_sets_everything_and_paths_are_relative_to_it(tmp_path: Path
     path = write(
         tmp_path,
         'listen = "unix:/run/errord.sock"\ndb = "state/e.db"\n'
-        'manifests = "tools.d"\nshutdown_grace_seconds = 2\n'
+        'manifests = "tools.d"\nmanifests_root = "."\nshutdown_grace_seconds = 2\n'
         'log_level = "debug"\nreflection = false\n',
     )
     assert Settings.from_toml(path) == Settings(
         listen="unix:/run/errord.sock",
         db=tmp_path / "state/e.db",
         manifests=tmp_path / "tools.d",
+        manifests_root=tmp_path / ".",
         shutdown_grace_seconds=2,
         log_level="debug",
         reflection=False,
