@@ -5,7 +5,10 @@ The figures are the ones GetToolStats answers with (errord.state.health), read
 when Prometheus scrapes: the counters are the projection's, so they survive
 restarts and never drift from the trace. prometheus-client serves them from
 its own thread; the collector hands the reading to the event loop, which owns
-the projections, and waits for it.
+the projections, and waits for it. The loop reads each tool's health, a slice of
+tools at a time (errord.state.health: a step per tool, the loop free between
+slices, decisions going on); the metric families, and their text, are built here,
+in the scrape's thread, off the loop.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from errord.decide.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
 from errord.reload import ManifestReloader
-from errord.state.health import ToolHealth, ToolHealthBoard
+from errord.state.health import NO_CANDIDATES, ToolHealth, ToolHealthBoard
 from errord.state.store import Store
 from errord.state.tool_stats import DURATION_BOUNDS
 
@@ -45,7 +48,7 @@ READ_TIMEOUT = 5.0
 
 
 class ToolMetrics(Collector):
-    """Builds the errord_tool_* families from every tool's health, on the event loop."""
+    """Builds the errord_tool_* families from every tool's health, read on the event loop."""
 
     def __init__(
         self,
@@ -58,22 +61,24 @@ class ToolMetrics(Collector):
         self._loop = loop
 
     def collect(self) -> Iterable[Metric]:
-        """Called in prometheus-client's thread; the reading happens on the loop."""
+        """Called in prometheus-client's thread; the reading happens on the loop, the
+        families are built here."""
         if _running_loop() is self._loop:  # called on the loop itself: read right here
-            return self._read()
+            now = self._now()
+            board = self._board
+            return tool_families(board.health(tool, now, NO_CANDIDATES) for tool in board.tools())
         future = asyncio.run_coroutine_threadsafe(self._read_on_loop(), self._loop)
         try:
-            return future.result(READ_TIMEOUT)
+            healths = future.result(READ_TIMEOUT)
         except TimeoutError:
             future.cancel()  # a busy loop must not pile up readings nobody waits for
             raise
+        return tool_families(healths)
 
-    async def _read_on_loop(self) -> list[Metric]:
-        return self._read()
-
-    def _read(self) -> list[Metric]:
+    async def _read_on_loop(self) -> list[ToolHealth]:
         now = self._now()
-        return tool_families(self._board.health(tool, now) for tool in self._board.tools())
+        read = self._board.read(self._board.tools(), now)
+        return [health async for healths in read for health in healths]
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
