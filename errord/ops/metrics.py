@@ -38,6 +38,7 @@ from prometheus_client.registry import Collector
 from errord.decide.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
+from errord.handler import ErrorHandler
 from errord.reload import ManifestReloader
 from errord.state.health import NO_CANDIDATES, ToolHealth, ToolHealthBoard
 from errord.state.store import Store
@@ -231,6 +232,33 @@ class StoreMetrics(Collector):
         return [refused, writable]
 
 
+class ToolLimitMetrics(Collector):
+    """The tools with state, and the reports refused for naming a new one past max_tools."""
+
+    def __init__(self, handler: ErrorHandler) -> None:
+        self._handler = handler
+
+    def collect(self) -> Iterable[Metric]:
+        handler = self._handler
+        tracked = GaugeMetricFamily(
+            "errord_tools_tracked",
+            "Tools with state (statistics, a breaker): each is read by every scrape.",
+        )
+        tracked.add_metric([], handler.tools_tracked())
+        limit = GaugeMetricFamily(
+            "errord_tools_limit",
+            "max_tools: past it, a report naming a new tool without a manifest is refused.",
+        )
+        limit.add_metric([], handler.max_tools)
+        refused = CounterMetricFamily(
+            "errord_tool_limit_refusals",
+            "Reports refused since start (RESOURCE_EXHAUSTED) for naming a new tool, without "
+            "a manifest, past max_tools.",
+        )
+        refused.add_metric([], handler.tools_refused)
+        return [tracked, limit, refused]
+
+
 class WatcherMetrics(Collector):
     """errord_watchers: the WatchTrace streams open."""
 
@@ -253,9 +281,11 @@ def start_metrics_server(
     reloader: ManifestReloader | None = None,
     store: Store | None = None,
     watchers: Callable[[], int] | None = None,
+    handler: ErrorHandler | None = None,
 ) -> MetricsServer:
     """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread;
-    ``watchers`` counts the WatchTrace streams open."""
+    ``watchers`` counts the WatchTrace streams open; ``handler`` counts the tools with
+    state and the reports refused past max_tools."""
     registry = CollectorRegistry(auto_describe=False)
     for standard in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(standard)
@@ -266,6 +296,8 @@ def start_metrics_server(
         registry.register(StoreMetrics(store))
     if watchers is not None:
         registry.register(WatcherMetrics(watchers))
+    if handler is not None:
+        registry.register(ToolLimitMetrics(handler))
     host, port = listen.rsplit(":", 1)
     try:
         server, thread = start_http_server(int(port), addr=host.strip("[]"), registry=registry)
