@@ -89,7 +89,9 @@ async def serve(
     hurry = asyncio.Event()
     with stop_on_signals(stop, hurry):
         bounds = MemoryBounds(settings.memory_max_errors, settings.memory_max_age_seconds)
-        state = Projections(settings.state_capacity, memory_errors=bounds.max_errors)
+        state = Projections(
+            settings.state_capacity, memory_errors=bounds.max_errors, max_tools=settings.max_tools
+        )
         on_commit = functools.partial(committed, feed, breaker_feed)
         # Calls and turns are read only through the handler's Holder: loaded after start.
         later = (state.calls, state.turns)
@@ -105,7 +107,9 @@ async def serve(
                 turn_deadline=settings.turn_deadline_seconds,
                 message_format=settings.message_format,
             )
-            handler = ErrorHandler(engine, store, state, manifests, clock, bounds)
+            handler = ErrorHandler(
+                engine, store, state, manifests, clock, bounds, max_tools=settings.max_tools
+            )
             actions = OperatorActions(
                 store, state, handler.holder, lambda: handler.manifests, clock
             )
@@ -151,6 +155,7 @@ async def serve(
                         reloader,
                         store,
                         lambda: errors.watchers.taken,
+                        handler,
                     )
                     serving.metrics = f"http://{metrics.address}/metrics"
                 with reload_on_sighup(reloader):

@@ -39,6 +39,8 @@
     memory_max_errors = 100000          # errors (tool and signature) memory holds at most
     memory_max_age_seconds = 86400      # an error not seen for this long is forgotten
     state_capacity = 25000              # calls, and turns, held in memory; older: read back
+    max_tools = 10000                   # tools with state; past it a new tool without a
+                                        # manifest is refused (RESOURCE_EXHAUSTED)
 
     # Retries and corrections one turn's calls may be granted in all; no budget unless set.
     turn_retry_budget = 10              # at most this many
@@ -89,7 +91,7 @@ from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy
 from errord.decide.model import RetryBudget
 from errord.decide.model_message import MessageFormat
 from errord.errors import ConfigError
-from errord.limits import STATE_CAPACITY, Limits
+from errord.limits import MAX_TOOLS, STATE_CAPACITY, Limits
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("logfmt", "json")
@@ -200,6 +202,9 @@ class Settings:
     state_capacity: int = STATE_CAPACITY
     """Calls, and turns, whose state is held in memory; the least recently changed beyond
     it are read back from the database when a report needs them."""
+    max_tools: int = MAX_TOOLS
+    """Tools with state (statistics, a breaker), held in memory whole; past it a report
+    naming a new tool without a manifest is refused."""
     socket_group: str | int | None = None
     """Group (name or number) of a unix socket, which is mode 0660; None for the daemon's
     own group. Unused on TCP."""
@@ -284,6 +289,8 @@ class Settings:
             yield "memory_max_age_seconds: must be from 3600 (an hour) to a year"
         if not 1_000 <= self.state_capacity <= 10_000_000:
             yield "state_capacity: must be from 1000 to 10000000"
+        if not 1 <= self.max_tools <= 1_000_000:
+            yield "max_tools: must be from 1 to 1000000"
         if self.otel_endpoint is not None and not self.otel_endpoint.startswith(
             ("http://", "https://")
         ):

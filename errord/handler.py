@@ -61,7 +61,7 @@ from errord.errors import (
     TurnClosed,
     TurnNotFound,
 )
-from errord.limits import LimitExceeded, Limits
+from errord.limits import MAX_TOOLS, LimitExceeded, Limits
 from errord.state.holding import NOTHING_HELD, Holder, Key
 from errord.state.memory_retention import MemoryBounds, MemoryRetention
 from errord.state.projections import Projections
@@ -85,6 +85,7 @@ class ErrorHandler:
         clock: Clock,
         memory_bounds: MemoryBounds | None = None,
         max_turn_events: int = Limits.max_turn_events,
+        max_tools: int = MAX_TOOLS,
     ) -> None:
         self._engine = engine
         self._store = store
@@ -100,6 +101,11 @@ class ErrorHandler:
         """Reads back what a projection dropped for room; operator actions share it."""
         self.max_turn_events = max_turn_events
         """Trace events one turn may hold: a report that would pass it is refused."""
+        self.max_tools = max_tools
+        """Tools reports may make state for: past it, a report of a new tool (no manifest,
+        no state) is refused."""
+        self.tools_refused = 0
+        """Reports refused since start because they named a new tool past ``max_tools``."""
         self.retention = MemoryRetention(
             state.memory, memory_bounds or MemoryBounds(), store.submit, clock
         )
@@ -310,6 +316,10 @@ class ErrorHandler:
             ),
         )
 
+    def tools_tracked(self) -> int:
+        """Tools with state, counted as max_tools counts them (in one step)."""
+        return self._state.tools_tracked()
+
     def breaker(self, tool: str) -> BreakerState | None:
         """The tool's breaker as decisions see it; None if it never changed."""
         return self._state.breakers.view(tool)
@@ -372,6 +382,7 @@ class ErrorHandler:
         if call is not None and call.failure_recorded(report.tool, report.attempt):
             return self._recorded_failure(report)
         turn = self._check_open(report.turn_id)
+        self._check_tool_room(report.tool)
         now = self.clock.now()
         decided = self._engine.decide(
             report,
@@ -396,6 +407,7 @@ class ErrorHandler:
         if call is not None and call.outcome(report.tool, report.attempt) is not None:
             return self._recorded_outcome(report)
         turn = self._state.turns.view(report.turn_id)
+        self._check_tool_room(report.tool)
         now = self.clock.now()
         events = self._engine.outcome(
             report, self.manifests, turn, now, self._state.breakers.view, call
@@ -425,6 +437,21 @@ class ErrorHandler:
                 "one turn may (max_turn_events); end it, and report further failures under "
                 "a new turn_id"
             )
+
+    def _check_tool_room(self, tool: str) -> None:
+        """Raise LimitExceeded when ``tool`` is new (no manifest, no state) and max_tools
+        tools have state already. Called in the step that submits the report's events,
+        which reserve the tool's statistics: no await between, so concurrent reports of new
+        tools cannot pass the limit together."""
+        tracked = self.tools_tracked()
+        if tracked < self.max_tools or tool in self.manifests or self._state.has_tool(tool):
+            return
+        self.tools_refused += 1
+        raise LimitExceeded(
+            f"tool {tool!r} is refused: it has no manifest and no recorded report, and errord "
+            f"already tracks {tracked} tools, the most max_tools allows; give it a manifest, "
+            "or raise max_tools"
+        )
 
     def _submit(
         self,

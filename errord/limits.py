@@ -14,7 +14,10 @@ options; ``WatcherSlots`` counts WatchTrace streams; the ErrorHandler counts
 each turn's events in its projection.
 
 ``STATE_CAPACITY`` bounds what the daemon itself holds: the calls and turns whose
-state stays in memory (the ``state_capacity`` setting).
+state stays in memory (the ``state_capacity`` setting). ``MAX_TOOLS`` bounds what all
+callers together may make it hold: the tools with state (the ``max_tools`` setting),
+each read by every scrape of the metrics; a report of a new tool past it is refused,
+RESOURCE_EXHAUSTED (the ErrorHandler checks it).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 
 from errord.errors import LimitExceeded
 
-__all__ = ["STATE_CAPACITY", "LimitExceeded", "Limits", "WatcherSlots"]
+__all__ = ["MAX_TOOLS", "STATE_CAPACITY", "LimitExceeded", "Limits", "WatcherSlots"]
 
 MIB = 1024 * 1024
 
@@ -35,6 +38,12 @@ recently changed beyond it are read back from the database when a report needs t
 A call and a turn of one failure take about 1.7 KB together: with 25,000 of each, the
 daemon stays near 125 MB over a million decisions (tests/benchmarks/rss.py); with
 100,000, near 260 MB."""
+
+MAX_TOOLS = 10_000
+"""Tools with state (statistics, a breaker) past which a report naming a new tool without a
+manifest is refused, by default: reports naming arbitrary tools cannot grow the daemon's
+memory, its database, or what a scrape of /metrics reads (about 2 KB of text per tool),
+without bound. Tools with a manifest are always taken (and counted)."""
 
 
 @dataclass(frozen=True)

@@ -281,11 +281,11 @@ def wait_for_health(address: str, wanted: int, timeout: float = 30.0) -> int:
     return status
 
 
-def scrape(daemon: DaemonProcess) -> str:
+def scrape(daemon: DaemonProcess, timeout: float = 10.0) -> str:
     """The text of the daemon's metrics endpoint, found where its log says it listens."""
     [line] = [line for line in daemon.lines if "metrics on http://" in line]
     url = line.split("metrics on ", 1)[1].split(",", 1)[0]
-    with urllib.request.urlopen(url, timeout=10) as response:
+    with urllib.request.urlopen(url, timeout=timeout) as response:
         return str(response.read().decode())
 
 

@@ -88,6 +88,12 @@ class ManifestSnapshot:
             self._parts[tool] = part
         return part
 
+    def breaker_policy(self, tool: str) -> BreakerPolicy:
+        """The tool's breaker policy: its manifest's, else the defaults'. Builds no default
+        manifest: reading every tool's breaker leaves the ones decisions reuse alone."""
+        manifest = self._by_name.get(tool)
+        return self.defaults.breaker if manifest is None else manifest.breaker
+
     def alternatives(self, tool: str) -> tuple[str, ...]:
         """The tools ``tool``'s manifest lists as alternatives; none without a manifest."""
         manifest = self._by_name.get(tool)

@@ -5,7 +5,10 @@ The figures are the ones GetToolStats answers with (errord.state.health), read
 when Prometheus scrapes: the counters are the projection's, so they survive
 restarts and never drift from the trace. prometheus-client serves them from
 its own thread; the collector hands the reading to the event loop, which owns
-the projections, and waits for it.
+the projections, and waits for it. The loop reads each tool's health, a slice of
+tools at a time (errord.state.health: a step per tool, the loop free between
+slices, decisions going on); the metric families, and their text, are built here,
+in the scrape's thread, off the loop.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ from prometheus_client.registry import Collector
 from errord.decide.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
+from errord.handler import ErrorHandler
 from errord.reload import ManifestReloader
-from errord.state.health import ToolHealth, ToolHealthBoard
+from errord.state.health import NO_CANDIDATES, ToolHealth, ToolHealthBoard
 from errord.state.store import Store
 from errord.state.tool_stats import DURATION_BOUNDS
 
@@ -45,7 +49,7 @@ READ_TIMEOUT = 5.0
 
 
 class ToolMetrics(Collector):
-    """Builds the errord_tool_* families from every tool's health, on the event loop."""
+    """Builds the errord_tool_* families from every tool's health, read on the event loop."""
 
     def __init__(
         self,
@@ -58,22 +62,24 @@ class ToolMetrics(Collector):
         self._loop = loop
 
     def collect(self) -> Iterable[Metric]:
-        """Called in prometheus-client's thread; the reading happens on the loop."""
+        """Called in prometheus-client's thread; the reading happens on the loop, the
+        families are built here."""
         if _running_loop() is self._loop:  # called on the loop itself: read right here
-            return self._read()
+            now = self._now()
+            board = self._board
+            return tool_families(board.health(tool, now, NO_CANDIDATES) for tool in board.tools())
         future = asyncio.run_coroutine_threadsafe(self._read_on_loop(), self._loop)
         try:
-            return future.result(READ_TIMEOUT)
+            healths = future.result(READ_TIMEOUT)
         except TimeoutError:
             future.cancel()  # a busy loop must not pile up readings nobody waits for
             raise
+        return tool_families(healths)
 
-    async def _read_on_loop(self) -> list[Metric]:
-        return self._read()
-
-    def _read(self) -> list[Metric]:
+    async def _read_on_loop(self) -> list[ToolHealth]:
         now = self._now()
-        return tool_families(self._board.health(tool, now) for tool in self._board.tools())
+        read = self._board.read(self._board.tools(), now)
+        return [health async for healths in read for health in healths]
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -226,6 +232,33 @@ class StoreMetrics(Collector):
         return [refused, writable]
 
 
+class ToolLimitMetrics(Collector):
+    """The tools with state, and the reports refused for naming a new one past max_tools."""
+
+    def __init__(self, handler: ErrorHandler) -> None:
+        self._handler = handler
+
+    def collect(self) -> Iterable[Metric]:
+        handler = self._handler
+        tracked = GaugeMetricFamily(
+            "errord_tools_tracked",
+            "Tools with state (statistics, a breaker): each is read by every scrape.",
+        )
+        tracked.add_metric([], handler.tools_tracked())
+        limit = GaugeMetricFamily(
+            "errord_tools_limit",
+            "max_tools: past it, a report naming a new tool without a manifest is refused.",
+        )
+        limit.add_metric([], handler.max_tools)
+        refused = CounterMetricFamily(
+            "errord_tool_limit_refusals",
+            "Reports refused since start (RESOURCE_EXHAUSTED) for naming a new tool, without "
+            "a manifest, past max_tools.",
+        )
+        refused.add_metric([], handler.tools_refused)
+        return [tracked, limit, refused]
+
+
 class WatcherMetrics(Collector):
     """errord_watchers: the WatchTrace streams open."""
 
@@ -248,9 +281,11 @@ def start_metrics_server(
     reloader: ManifestReloader | None = None,
     store: Store | None = None,
     watchers: Callable[[], int] | None = None,
+    handler: ErrorHandler | None = None,
 ) -> MetricsServer:
     """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread;
-    ``watchers`` counts the WatchTrace streams open."""
+    ``watchers`` counts the WatchTrace streams open; ``handler`` counts the tools with
+    state and the reports refused past max_tools."""
     registry = CollectorRegistry(auto_describe=False)
     for standard in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(standard)
@@ -261,6 +296,8 @@ def start_metrics_server(
         registry.register(StoreMetrics(store))
     if watchers is not None:
         registry.register(WatcherMetrics(watchers))
+    if handler is not None:
+        registry.register(ToolLimitMetrics(handler))
     host, port = listen.rsplit(":", 1)
     try:
         server, thread = start_http_server(int(port), addr=host.strip("[]"), registry=registry)

@@ -3,13 +3,20 @@
 One read model over the breaker and statistics projections and the manifests,
 shared by GetToolStats, the breaker RPCs, ``errord stats`` and the Prometheus
 endpoint, so that they always agree.
+
+Reading every tool costs a step per tool, and the projections belong to the event
+loop: ``read`` reads them a slice of tools at a time, the loop free between slices,
+and the override candidates (a pass over all of episodic memory) are found once per
+read, in a worker thread, from a copy of memory taken on the loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import MappingProxyType
 
 from errord.decide.alerts import Alert, AlertKind, AlertThresholds
 from errord.decide.manifest import BreakerPolicy
@@ -18,6 +25,12 @@ from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState
 from errord.decide.overrides import OverrideCandidate, override_candidates
 from errord.state.projections import Projections
 from errord.state.tool_stats import Minute, ToolStats
+
+READ_SLICE = 500
+"""Tools whose health one step of ``ToolHealthBoard.read`` reads, a few milliseconds of
+the event loop; other work runs between steps."""
+NO_CANDIDATES: Mapping[str, list[OverrideCandidate]] = MappingProxyType({})
+"""For a read that does not show the override candidates (the Prometheus endpoint)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +114,7 @@ class ToolHealthBoard:
 
     def breaker(self, tool: str, now: datetime) -> BreakerView:
         state = self._state.breakers.view(tool) or CLOSED_BREAKER
-        policy = self._manifests().manifest_for(tool)[0].breaker
+        policy = self._manifests().breaker_policy(tool)
         return BreakerView(tool, state, policy, now)
 
     def health(
@@ -127,9 +140,35 @@ class ToolHealthBoard:
             tuple(candidates.get(tool, ())),
         )
 
+    async def read(
+        self,
+        tools: Sequence[str],
+        now: datetime,
+        candidates: Mapping[str, list[OverrideCandidate]] = NO_CANDIDATES,
+    ) -> AsyncIterator[list[ToolHealth]]:
+        """The health of ``tools`` at ``now``, READ_SLICE tools at a time, the event loop
+        free between slices; ``candidates``: read_override_candidates(now), for a read that
+        shows them. Each tool is read whole in one step; one dropped from memory meanwhile
+        (beyond capacity) is left out rather than shown as zeros."""
+        for start in range(0, len(tools), READ_SLICE):
+            if start:
+                await asyncio.sleep(0)
+            yield [
+                self.health(tool, now, candidates)
+                for tool in tools[start : start + READ_SLICE]
+                if self.knows(tool)
+            ]
+
     def override_candidates(self, now: datetime) -> dict[str, list[OverrideCandidate]]:
         """Per tool, the errors retries never fixed (of those memory holds in RAM)."""
         return override_candidates(self._state.memory.snapshot(), now, self.min_episodes)
+
+    async def read_override_candidates(self, now: datetime) -> dict[str, list[OverrideCandidate]]:
+        """override_candidates(now), found in a worker thread: memory may hold a hundred
+        thousand errors. The copy it reads is taken here, on the loop; the states are
+        immutable."""
+        memory = self._state.memory.snapshot()
+        return await asyncio.to_thread(override_candidates, memory, now, self.min_episodes)
 
     def _alerts(self, health: ToolHealth) -> tuple[Alert, ...]:
         limits, alerts = self.thresholds, []

@@ -107,6 +107,9 @@ class Projection(Generic[K, S]):
         reservations (every report of a tool reserves an event of that tool's breaker)
         does not fold them all again."""
         self._pinned: dict[K, int] = {}
+        self._new: set[K] = set()
+        """Keys with reserved events and no committed state: new keys, until their first
+        events commit (or are released)."""
         self._dropped = KeyFilter()
         """Keys whose state is in the database and not in memory (and 1 % of others), as
         the database stores them (``stored_key``)."""
@@ -171,12 +174,23 @@ class Projection(Generic[K, S]):
         """How many keys have events reserved and not yet committed."""
         return len(self._pending)
 
+    @property
+    def reserved_new(self) -> int:
+        """How many keys have events reserved and no committed state; with ``len``, the keys
+        decisions see (for a fold that never ends a state), counted in one step."""
+        return len(self._new)
+
     # Reservations.
 
     def reserve(self, events: Iterable[TraceEvent]) -> None:
         for event in events:
             for key in self.fold.keys(event):
-                self._pending.setdefault(key, []).append(event)
+                reserved = self._pending.get(key)
+                if reserved is None:
+                    reserved = self._pending[key] = []
+                    if key not in self._committed:
+                        self._new.add(key)
+                reserved.append(event)
 
     def release(self, events: Iterable[TraceEvent]) -> None:
         """Drop the reservation of ``events``; the views of their keys start over."""
@@ -194,6 +208,7 @@ class Projection(Generic[K, S]):
                 self._pending[key] = kept
             else:
                 del self._pending[key]
+                self._new.discard(key)
 
     # Commits.
 
@@ -216,9 +231,12 @@ class Projection(Generic[K, S]):
         for key, state in states.items():
             if state is None:
                 self._committed.pop(key, None)
+                if key in self._pending:  # reserved again meanwhile: new once more
+                    self._new.add(key)
                 continue
             self._committed[key] = state
             self._committed.move_to_end(key)
+            self._new.discard(key)
         self.release(events)
         self._evict()
 

@@ -49,13 +49,18 @@ class Projections:
     """Calls, turns, breakers, tool statistics and episodic memory, reserved, staged and
     committed together."""
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY, memory_errors: int = 0) -> None:
+    def __init__(
+        self, capacity: int = DEFAULT_CAPACITY, memory_errors: int = 0, max_tools: int = 0
+    ) -> None:
         """``memory_errors``: the most errors episodic memory may hold (its bound), which it
-        then holds in memory whole, whatever ``capacity``."""
+        then holds in memory whole, whatever ``capacity``; ``max_tools``: the most tools
+        reports may create (errord.handler), whose breakers and statistics are then held in
+        memory whole, whatever ``capacity``, so that ``tools_tracked`` counts every one."""
+        tool_capacity = max(capacity, max_tools)
         self.calls: Projection[CallKey, CallState] = Projection(CallFold(), capacity)
         self.turns: Projection[str, TurnState] = Projection(TurnFold(), capacity)
-        self.breakers: Projection[str, BreakerState] = Projection(BreakerFold(), capacity)
-        self.tool_stats: Projection[str, ToolStats] = Projection(ToolStatsFold(), capacity)
+        self.breakers: Projection[str, BreakerState] = Projection(BreakerFold(), tool_capacity)
+        self.tool_stats: Projection[str, ToolStats] = Projection(ToolStatsFold(), tool_capacity)
         memory_capacity = (
             max(capacity, memory_errors + MEMORY_HEADROOM) if memory_errors else capacity
         )
@@ -71,6 +76,13 @@ class Projections:
     def has_tool(self, tool: str) -> bool:
         """True when a report of ``tool`` was recorded (or is being committed)."""
         return self.breakers.view(tool) is not None or self.tool_stats.view(tool) is not None
+
+    def tools_tracked(self) -> int:
+        """Tools with statistics as decisions see them, those being committed included: the
+        tools reports made state for (a report's first failure or success makes its tool's
+        statistics; a breaker changes only after a failure, or by an operator). One step,
+        whatever the number of tools."""
+        return len(self.tool_stats) + self.tool_stats.reserved_new
 
     def reserve(self, events: Sequence[TraceEvent]) -> None:
         for projection in self.all:

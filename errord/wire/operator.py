@@ -1,9 +1,9 @@
 """The OperatorService servicer: breakers and tool statistics for operators.
 
 Reads come from the ToolHealthBoard (the same figures the Prometheus endpoint
-serves); a reset or a forced opening goes through errord.operator_actions, which
-records it as a trace event before answering. Requests are validated in
-errord.wire.requests, answers encoded in errord.wire.responses.
+serves; every tool's, a slice of tools at a time); a reset or a forced opening goes
+through errord.operator_actions, which records it as a trace event before answering.
+Requests are validated in errord.wire.requests, answers encoded in errord.wire.responses.
 """
 
 from __future__ import annotations
@@ -102,17 +102,16 @@ class OperatorService:
         )
 
     async def get_tool_stats(self, data: bytes) -> pb.GetToolStatsResponse:
+        """A step per tool, a slice of tools at a time (errord.state.health), and one pass
+        over episodic memory, off the loop."""
         request = decode(pb.GetToolStatsRequest, data)
         tools = [self._known_tool(request.tool)] if request.tool else self._board.tools()
         now = self._clock.now()
-        candidates = self._board.override_candidates(now)
-        return pb.GetToolStatsResponse(
-            tools=[
-                responses.tool_health_to_proto(self._board.health(tool, now, candidates))
-                for tool in tools
-            ],
-            window=responses.duration(self._board.thresholds.window),
-        )
+        candidates = await self._board.read_override_candidates(now)
+        answer = pb.GetToolStatsResponse(window=responses.duration(self._board.thresholds.window))
+        async for healths in self._board.read(tools, now, candidates):
+            answer.tools.extend(map(responses.tool_health_to_proto, healths))
+        return answer
 
     async def recall_episodes(self, data: bytes) -> pb.RecallEpisodesResponse:
         asked = requests.episode_query_from_proto(decode(pb.RecallEpisodesRequest, data))

@@ -120,3 +120,11 @@ def test_the_executor_benchmark_measures_the_overhead_and_the_rpcs_on_a_calls_pa
     assert figures["calls"] == 200
     assert figures["executor_p50_us"] > figures["direct_p50_us"]
     assert figures["rpcs_on_the_path"] == 0
+
+
+def test_the_scrape_benchmark_scrapes_every_tool_while_reports_are_decided() -> None:
+    text = run("tests.benchmarks.scrape", "--tools", "300", "--scrapes", "1")
+    assert "# /metrics and GetToolStats with 300 tools" in text
+    assert "- scrape 1 of /metrics: HTTP 200 in " in text
+    assert "300 of 300 tools; ReportFailure meanwhile: " in text
+    assert "- GetToolStats of every tool: 300 tools in " in text
