@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from tests.executor_helpers import Errord, wait_for, write_manifests
 from tests.fixtures.leaks import LEAKS, Leak
-from tests.helpers import DaemonProcess, start_process, subprocess_env
+from tests.helpers import DaemonProcess, scrape, start_process, subprocess_env
 from tests.otlp_sink import OtlpReceiver, attributes
 
 SERVICE = "errord.v1.ErrorHandlerService"
@@ -342,10 +342,11 @@ def test_no_secret_of_a_report_reaches_the_collector(
     Bearer token, an AWS secret, a JWT, a PEM block, the docs' ``sk-live-123``...) in a
     report's exception type, message, arguments and partial result, over ReportFailure
     and ReportFailures: none is in the bytes the collector received, nor in any span or
-    attribute value decoded from them. Each span's ``error.type`` is the exception type
-    as the trace records it, masked."""
+    attribute value decoded from them, nor in the metrics (errord_tool_errors_by_exception
+    is labelled by exception type) or the debug log. Each span's ``error.type`` is the
+    exception type as the trace records it, masked."""
     assert len({leak.kind for leak in LEAKS}) >= 15
-    daemon = exporting(receiver, tmp_path)
+    daemon = exporting(receiver, tmp_path, 'log_level = "debug"', 'metrics_listen = "127.0.0.1:0"')
     reports = [leaking(index, leak) for index, leak in enumerate(LEAKS)]
     try:
         with grpc.insecure_channel(daemon.address) as channel:
@@ -354,6 +355,7 @@ def test_no_secret_of_a_report_reaches_the_collector(
                 stub.ReportFailure(one, timeout=10)
             stub.ReportFailures(pb.ReportFailuresRequest(failures=reports[10:]), timeout=30)
         spans = receiver.wait_for(lambda spans: len(spans_of(spans, "turn-leaks")) == len(LEAKS))
+        metrics = scrape(daemon)
     finally:
         daemon.terminate()
     values = [value for span in spans for value in attributes(span).values()]
@@ -361,6 +363,8 @@ def test_no_secret_of_a_report_reaches_the_collector(
         "received bytes": b"\n".join(receiver.bodies),
         "decoded spans": "\n".join(str(span) for span in spans).encode(),
         "attribute values": "\n".join(map(str, values)).encode(),
+        "metrics": metrics.encode(),
+        "log": daemon.stderr.encode(),
     }
     leaked = {
         place: sorted({leak.kind for leak in LEAKS if leak.needle.encode() in found})
@@ -369,3 +373,5 @@ def test_no_secret_of_a_report_reaches_the_collector(
     assert leaked == {place: [] for place in places}
     error_types = [attributes(span)["error.type"] for span in spans_of(spans, "turn-leaks")]
     assert all("[REDACTED:" in error_type for error_type in error_types), error_types
+    assert 'exception_type="[REDACTED:' in metrics  # the search looks where they would be
+    assert "level=debug" in daemon.stderr
