@@ -144,7 +144,7 @@ async def serve(
                         clock.now,
                         reloader,
                         store,
-                        lambda: errors.watchers.taken,
+                        running.streams.by_kind(),
                     )
                     serving.metrics = f"http://{metrics.address}/metrics"
                 with reload_on_sighup(reloader):
