@@ -154,7 +154,7 @@ async def serve(
                         clock.now,
                         reloader,
                         store,
-                        lambda: errors.watchers.taken,
+                        running.streams.by_kind(),
                         handler,
                     )
                     serving.metrics = f"http://{metrics.address}/metrics"

@@ -54,8 +54,12 @@
 
     # How much one caller may ask (errord/limits.py); passing one answers RESOURCE_EXHAUSTED.
     max_message_bytes = 4194304         # largest request, 64 KiB to 64 MiB
-    max_concurrent_rpcs = 1000          # calls in progress at once, streams included
-    max_watchers = 256                  # WatchTrace streams open at once
+    max_concurrent_rpcs = 1000          # calls in progress at once, beside the streams
+    max_health_watches = 256            # health Watch streams open at once
+    max_watchers = 512                  # WatchTrace streams open at once
+    max_tool_watchers = 512             # WatchTools streams open at once
+    max_reflection_streams = 64         # server reflection streams open at once
+    peer_stream_share = 0.5             # of each stream limit, what one TCP peer may hold
     max_turn_events = 10000             # trace events one turn may hold; EndTurn still closes it
     keepalive_min_ping_seconds = 10.0   # two client pings sooner than this: GOAWAY too_many_pings
     keepalive_permit_without_calls = true  # pings on a connection with no call in progress
@@ -222,9 +226,17 @@ class Settings:
     max_message_bytes: int = Limits.max_message_bytes
     """The largest request accepted, in bytes."""
     max_concurrent_rpcs: int = Limits.max_concurrent_rpcs
-    """Calls in progress at once, WatchTrace streams included."""
+    """Calls in progress at once, beside the streams (which have limits of their own)."""
+    max_health_watches: int = Limits.max_health_watches
+    """Health Watch streams open at once."""
     max_watchers: int = Limits.max_watchers
     """WatchTrace streams open at once."""
+    max_tool_watchers: int = Limits.max_tool_watchers
+    """WatchTools streams open at once."""
+    max_reflection_streams: int = Limits.max_reflection_streams
+    """Server reflection streams open at once."""
+    peer_stream_share: float = Limits.peer_stream_share
+    """The part of each stream limit one TCP peer (an address) may hold."""
     max_turn_events: int = Limits.max_turn_events
     """Trace events one turn may hold."""
     keepalive_min_ping_seconds: float = Limits.keepalive_min_ping_seconds
@@ -342,7 +354,11 @@ class Settings:
         return Limits(
             max_message_bytes=self.max_message_bytes,
             max_concurrent_rpcs=self.max_concurrent_rpcs,
+            max_health_watches=self.max_health_watches,
             max_watchers=self.max_watchers,
+            max_tool_watchers=self.max_tool_watchers,
+            max_reflection_streams=self.max_reflection_streams,
+            peer_stream_share=self.peer_stream_share,
             max_turn_events=self.max_turn_events,
             keepalive_min_ping_seconds=self.keepalive_min_ping_seconds,
             keepalive_permit_without_calls=self.keepalive_permit_without_calls,

@@ -111,30 +111,33 @@ class ErrorHandler:
         )
         """Keeps episodic memory within its bounds: room in each unit, age in the background."""
 
-    async def report_failure(self, report: FailureReport) -> tuple[Decision, bool]:
+    async def report_failure(
+        self, report: FailureReport, *, redacted: bool = False
+    ) -> tuple[Decision, bool]:
         """The recovery decision for ``report``, committed; True if it was recorded before.
+        ``redacted``: ``report`` is what ``redacted`` gave already (not masked again).
 
         Raises ReportConflict when the same key was recorded with a different error,
         StoreError when the decision could not be committed.
         """
-        report = self._redacted(report)
+        if not redacted:
+            report = self.redacted(report)
         reads = self._engine.reads(report, self.manifests)
         async with self._holding((report, reads)), self._holding_memory((report, reads)):
             answer = self._answer_failure(report, reads)
         return await answer
 
     async def report_failures(
-        self, reports: Sequence[FailureReport]
+        self, reports: Sequence[FailureReport], *, redacted: bool = False
     ) -> list[tuple[Decision, bool] | Exception]:
         """The decision on each of ``reports``, as report_failure would give them one after
         the other, all submitted in one step, so that the writer usually commits them in one
         transaction; for a report refused, the error it was refused with. Not atomic: each
-        report is recorded or refused on its own.
+        report is recorded or refused on its own. ``redacted``: as for report_failure.
         """
-        read = [
-            (report, self._engine.reads(report, self.manifests))
-            for report in map(self._redacted, reports)
-        ]
+        if not redacted:
+            reports = list(map(self.redacted, reports))
+        read = [(report, self._engine.reads(report, self.manifests)) for report in reports]
         # All read back before any is decided: no await may come between the two.
         async with self._holding(*read), self._holding_memory(*read):
             answers = [_refusing(self._answer_failure, *each) for each in read]
@@ -154,7 +157,7 @@ class ErrorHandler:
         Raises TurnClosed for a turn already ended, StoreError when the claim or the
         refusal could not be committed.
         """
-        report = self._redacted(refusal(key, arguments))
+        report = self.redacted(refusal(key, arguments))
         reads = self._engine.reads(report, self.manifests)
         async with self._holding((report, reads)), self._holding_memory((report, reads)):
             call = self._state.calls.view(key.call)
@@ -246,9 +249,10 @@ class ErrorHandler:
             default=default,
         )
 
-    def _redacted(self, report: FailureReport) -> FailureReport:
-        """``report`` as it may be stored, logged and decided on: secrets masked (errord.
-        decide.redact), so that a repeat compares equal to what was recorded."""
+    def redacted(self, report: FailureReport) -> FailureReport:
+        """``report`` as it may be stored, logged, exported and decided on: secrets masked
+        (errord.decide.redact), so that a repeat compares equal to what was recorded.
+        Telemetry builds its spans from it, and hands it to report_failure as it is."""
         return redact_report(report, self._redaction_paths(report.tool))
 
     async def end_turn(self, turn_id: str) -> tuple[TurnSummary, bool]:

@@ -17,6 +17,8 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -321,6 +323,43 @@ async def violations(channel: grpc.aio.Channel, method: str, payload: bytes) -> 
         found.update({v.field: v.description for v in bad_request.field_violations})
     assert all(name in (error.details() or "") for name in found)
     return found
+
+
+# Another peer
+
+
+@asynccontextmanager
+async def relay_from(source: str, target: str) -> AsyncIterator[str]:
+    """The address of a TCP relay on 127.0.0.1 whose connections reach ``target``
+    (host:port) from the local address ``source``, such as 127.0.0.2: a client of the
+    relay is another peer to the daemon. grpc's channels cannot choose their source
+    address, and Linux connects to 127.0.0.2 from 127.0.0.1."""
+    host, port = target.rsplit(":", 1)
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except OSError:
+            pass
+        finally:
+            writer.close()
+
+    async def relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream = await asyncio.open_connection(host, int(port), local_addr=(source, 0))
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(pipe(reader, upstream[1]), pipe(upstream[0], writer))
+
+    server = await asyncio.start_server(relay, "127.0.0.1", 0)
+    try:
+        yield f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    finally:
+        server.close()
+        await server.wait_closed()
 
 
 # grpcurl

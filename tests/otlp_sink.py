@@ -23,6 +23,8 @@ class OtlpReceiver:
         """Every span received (opentelemetry.proto.trace.v1.Span), with ``resources``."""
         self.resources: list[Any] = []
         """The Resource each span of ``spans`` came with, at the same index."""
+        self.bodies: list[bytes] = []
+        """Every request body as received (decompressed), when spans are kept."""
         self.requests = 0
         self._keep = keep
         self._changed = threading.Condition()
@@ -74,6 +76,8 @@ class OtlpReceiver:
             ]
         with self._changed:
             self.requests += 1
+            if self._keep:
+                self.bodies.append(body)
             for span, resource in spans:
                 self.spans.append(span)
                 self.resources.append(resource)

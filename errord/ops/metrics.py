@@ -1,5 +1,5 @@
 """Prometheus metrics over HTTP: each tool's statistics, breaker and alerts; reloads,
-the store's writes and the watchers open.
+the store's writes and the streams open of each kind.
 
 The figures are the ones GetToolStats answers with (errord.state.health), read
 when Prometheus scrapes: the counters are the projection's, so they survive
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import (
@@ -259,19 +260,43 @@ class ToolLimitMetrics(Collector):
         return [tracked, limit, refused]
 
 
-class WatcherMetrics(Collector):
-    """errord_watchers: the WatchTrace streams open."""
+class StreamCount(Protocol):
+    """One kind of stream's slots, as errord.wire.streams counts them."""
 
-    def __init__(self, watchers: Callable[[], int]) -> None:
-        self._watchers = watchers
+    @property
+    def taken(self) -> int:
+        """Streams open."""
+        ...
+
+    @property
+    def refused(self) -> int:
+        """Streams refused since the start, past the limit or a peer's share."""
+        ...
+
+
+class StreamMetrics(Collector):
+    """errord_streams_open and errord_streams_refused_total by kind (``health_watch``,
+    ``watch_trace``, ``watch_tools``, ``reflection``); errord_watchers: WatchTrace's."""
+
+    def __init__(self, streams: Mapping[str, StreamCount]) -> None:
+        self._streams = streams
 
     def collect(self) -> Iterable[Metric]:
-        open_ = GaugeMetricFamily(
+        open_ = GaugeMetricFamily("errord_streams_open", "Streams open, by kind.", labels=["kind"])
+        refused = CounterMetricFamily(
+            "errord_streams_refused",
+            "Streams refused past their kind's limit or the caller's share of it.",
+            labels=["kind"],
+        )
+        for kind, slots in self._streams.items():
+            open_.add_metric([kind], slots.taken)
+            refused.add_metric([kind], slots.refused)
+        watchers = GaugeMetricFamily(
             "errord_watchers",
             "WatchTrace streams open; a stream its client cancels is closed at once.",
         )
-        open_.add_metric([], self._watchers())
-        return [open_]
+        watchers.add_metric([], self._streams["watch_trace"].taken)
+        return [open_, refused, watchers]
 
 
 def start_metrics_server(
@@ -280,12 +305,12 @@ def start_metrics_server(
     now: Callable[[], datetime],
     reloader: ManifestReloader | None = None,
     store: Store | None = None,
-    watchers: Callable[[], int] | None = None,
+    streams: Mapping[str, StreamCount] | None = None,
     handler: ErrorHandler | None = None,
 ) -> MetricsServer:
     """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread;
-    ``watchers`` counts the WatchTrace streams open; ``handler`` counts the tools with
-    state and the reports refused past max_tools."""
+    ``streams`` counts the streams of each kind (its ``watch_trace``: errord_watchers);
+    ``handler`` counts the tools with state and the reports refused past max_tools."""
     registry = CollectorRegistry(auto_describe=False)
     for standard in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(standard)
@@ -294,8 +319,8 @@ def start_metrics_server(
         registry.register(ReloadMetrics(reloader))
     if store is not None:
         registry.register(StoreMetrics(store))
-    if watchers is not None:
-        registry.register(WatcherMetrics(watchers))
+    if streams is not None:
+        registry.register(StreamMetrics(streams))
     if handler is not None:
         registry.register(ToolLimitMetrics(handler))
     host, port = listen.rsplit(":", 1)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from errord.config import Settings
 from errord.errors import ListenError
@@ -19,6 +19,7 @@ from errord.limits import Limits
 from errord.wire import operator, service, tls, unix_socket
 from errord.wire.access import BearerTokenInterceptor, OperatorGate, operator_token, read_token
 from errord.wire.drain import ArrivalCounter
+from errord.wire.streams import LimitedHealth, LimitedReflection, Streams
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class Access:
     socket_group: int | None = None
     """The gid a unix socket is given; None keeps the process's group."""
     limits: Limits = field(default_factory=Limits)
-    """Message size, calls, watchers, events per turn, pings (errord.limits)."""
+    """Message size, calls, streams, events per turn, pings (errord.limits)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Access:
@@ -88,6 +89,8 @@ class RunningServer:
     health: health.aio.HealthServicer
     arrivals: ArrivalCounter
     """Counts the calls to errord's services, for the drain at shutdown."""
+    streams: Streams
+    """The streams open of each kind, and how many may be (errord.wire.streams)."""
     address: str
     """The address bound, with the real port when 0 was asked for."""
     socket: unix_socket.ClaimedSocket | None = None
@@ -110,40 +113,43 @@ async def start_server(
 ) -> RunningServer:
     """Bind ``listen`` and start serving; reflection defaults to on for local addresses.
 
-    ``access.limits`` are enforced: grpc's own (message size, concurrent calls, pings)
-    by the server, errord's (watchers, events per turn) by ``errors``.
+    ``access.limits`` are enforced: grpc's own (message size, concurrent calls and
+    streams, pings) by the server, errord's (each kind of stream and each peer's share of
+    it: errord.wire.streams; events per turn) by the services.
     """
     access = access or Access()
     unix = listen.startswith("unix:")
     interceptors = []
     if access.token is not None:
         interceptors.append(BearerTokenInterceptor(access.token, unix=unix))
-    errors.enforce(access.limits)
+    streams = Streams.within(access.limits)
+    errors.enforce(access.limits, streams)
     server = grpc.aio.server(
         options=server_options(access.limits),
         interceptors=interceptors,
-        maximum_concurrent_rpcs=access.limits.max_concurrent_rpcs,
+        maximum_concurrent_rpcs=access.limits.grpc_concurrent_rpcs,
     )
     arrivals = ArrivalCounter(service.rpc_handlers(errors), operator.rpc_handlers(operators))
     handlers = (
         arrivals if access.operator_token is None else OperatorGate(arrivals, access.operator_token)
     )
     server.add_generic_rpc_handlers((handlers,))
-    checker = health.aio.HealthServicer()
+    checker = LimitedHealth(streams.health)
     health_pb2_grpc.add_HealthServicer_to_server(checker, server)
     if reflection_on is None:
         reflection_on = is_local(listen)
     served = SERVED_SERVICES
     if reflection_on:
         names = (*served, health.SERVICE_NAME, reflection.SERVICE_NAME)
-        reflection.enable_server_reflection(names, server)
+        reflecting = LimitedReflection(names, streams.reflection)
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(reflecting, server)
     if unix:
         claimed = await bind_unix(server, Path(listen.removeprefix("unix:")), access.socket_group)
-        running = RunningServer(server, checker, arrivals, listen, claimed)
+        running = RunningServer(server, checker, arrivals, streams, listen, claimed)
     else:
         warn_if_exposed(listen, access)
         port = bind(server, listen, listen, access.tls)
-        running = RunningServer(server, checker, arrivals, bound_address(listen, port))
+        running = RunningServer(server, checker, arrivals, streams, bound_address(listen, port))
     await server.start()
     await checker.set("", SERVING)
     for name in served:

@@ -21,13 +21,14 @@ from google.protobuf import message
 
 from errord.decide.events import TraceEvent
 from errord.handler import ErrorHandler
-from errord.limits import LimitExceeded, Limits, WatcherSlots
+from errord.limits import LimitExceeded, Limits
 from errord.state.breaker_feed import BreakerFeed
 from errord.state.feed import TraceFeed
 from errord.wire import requests, responses, tool_policies
 from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
 from errord.wire.decoding import decode
 from errord.wire.status import Handle, InContext, abort, status_for, unary_handlers
+from errord.wire.streams import Streams, peer_address
 from errord.wire.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
@@ -51,26 +52,26 @@ class ErrorHandlerService:
         """Ids hashed and spans exported (errord.wire.telemetry); None for neither."""
         self._feed = feed
         self._breakers = breakers or BreakerFeed()
-        self.watchers = WatcherSlots(Limits.max_watchers)
-        """The WatchTrace streams open, and how many may be."""
-        self.tool_watchers = WatcherSlots(Limits.max_watchers, "WatchTools")
-        """The WatchTools streams open (one per executor), and how many may be."""
+        self.streams = Streams.within(Limits())
+        """The streams open, and how many may be: WatchTrace's and WatchTools' (one per
+        executor) are held here."""
 
-    def enforce(self, limits: Limits) -> None:
-        """Serve within ``limits``: its watchers here, its events per turn in the handler."""
-        self.watchers = WatcherSlots(limits.max_watchers)
-        self.tool_watchers = WatcherSlots(limits.max_watchers, "WatchTools")
+    def enforce(self, limits: Limits, streams: Streams) -> None:
+        """Serve within ``limits``: watchers in ``streams``' slots (the server's, shared
+        with the health and reflection streams), events per turn in the handler."""
+        self.streams = streams
         self._handler.max_turn_events = limits.max_turn_events
 
     async def watch_within_limit(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
-        """WatchTrace: ``watch_trace``'s responses written one at a time, holding one of the
-        watcher slots (RESOURCE_EXHAUSTED, before it subscribes, when none is free). The
+        """WatchTrace: ``watch_trace``'s responses written one at a time, holding one of its
+        slots (RESOURCE_EXHAUSTED, before it subscribes, when none is free or the caller
+        holds its share: errord.wire.streams). The
         next response is made only once the last is written: what came meanwhile goes in
         it together. A client that goes away ends the watch, as it should (``client_gone``)."""
         try:
-            with self.watchers.slot():
+            with self.streams.trace.slot(peer_address(context.peer())):
                 async with aclosing(self.watch_trace(data, context)) as watched:
                     async for response in watched:
                         await context.write(response)
@@ -97,7 +98,7 @@ class ErrorHandlerService:
     ) -> None:
         """WatchTools: ``watch_tools``' responses, holding one of its slots."""
         try:
-            with self.tool_watchers.slot():
+            with self.streams.tools.slot(peer_address(context.peer())):
                 async with aclosing(self.watch_tools(data, context)) as watched:
                     async for response in watched:
                         await context.write(response)
@@ -231,7 +232,7 @@ class ErrorHandlerService:
                 for response in as_responses(elements):
                     yield response
                 if not watch.batch_interval:
-                    await asyncio.sleep(self.watchers.taken / WATCH_WRITES_PER_SECOND)
+                    await asyncio.sleep(self.streams.trace.taken / WATCH_WRITES_PER_SECOND)
         except Exception as error:  # every error is answered with a status, never UNKNOWN
             await abort(context, error)
         finally:

@@ -15,6 +15,10 @@ caller's W3C trace context when its metadata carries one (``traceparent``,
 ``tracestate``), else a root span in the trace derived from the turn id, which every
 decision of the turn shares. A replayed report was decided before: it gets no second span.
 
+Spans are built from the report as the handler records it (``ErrorHandler.redacted``):
+what a span says of the error (``error.type``) is masked as in the trace, the log and
+the metrics. The report is masked once, here, and handed to the handler as it is.
+
 With neither asked for, the service holds no Telemetry, and each report costs one
 ``is None`` check more.
 """
@@ -106,8 +110,8 @@ class Telemetry:
     async def report_failure(
         self, handler: ErrorHandler, report: FailureReport, context: Context
     ) -> tuple[Decision, bool]:
-        report = self.private(report)
-        decision, replayed = await handler.report_failure(report)
+        report = handler.redacted(self.private(report))
+        decision, replayed = await handler.report_failure(report, redacted=True)
         if self.spans is not None and not replayed:
             self._failure_span("ReportFailure", decision, report, context)
         return decision, replayed
@@ -115,8 +119,8 @@ class Telemetry:
     async def report_failures(
         self, handler: ErrorHandler, reports: Sequence[FailureReport], context: Context
     ) -> list[tuple[Decision, bool] | Exception]:
-        reports = [self.private(report) for report in reports]
-        results = await handler.report_failures(reports)
+        reports = [handler.redacted(self.private(report)) for report in reports]
+        results = await handler.report_failures(reports, redacted=True)
         if self.spans is not None:
             for report, result in zip(reports, results, strict=True):
                 if not isinstance(result, Exception) and not result[1]:

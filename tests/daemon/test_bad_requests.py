@@ -500,7 +500,9 @@ async def watching(opened: grpc.aio.Channel, turn_id: str) -> Any:
 
 
 async def test_watchers_beyond_max_watchers_are_resource_exhausted(tmp_path: Path) -> None:
-    settings = Settings(listen="127.0.0.1:0", db=tmp_path / "errord.db", max_watchers=2)
+    settings = Settings(
+        listen="127.0.0.1:0", db=tmp_path / "errord.db", max_watchers=2, peer_stream_share=1.0
+    )
     async with running(settings) as opened:
         first, _ = await watching(opened, "a"), await watching(opened, "b")
         with pytest.raises(grpc.aio.AioRpcError) as failed:
@@ -520,16 +522,26 @@ async def test_watchers_beyond_max_watchers_are_resource_exhausted(tmp_path: Pat
             raise AssertionError("a slot freed by a watcher that left is never taken again")
 
 
-async def test_calls_beyond_max_concurrent_rpcs_are_resource_exhausted(tmp_path: Path) -> None:
+async def test_streams_have_room_of_their_own_beside_max_concurrent_rpcs(
+    tmp_path: Path,
+) -> None:
+    """Streams held open, up to their own limits, never take the calls' room: with one
+    call's room and every WatchTrace slot taken, a report is answered."""
     settings = Settings(
-        listen="127.0.0.1:0", db=tmp_path / "errord.db", max_concurrent_rpcs=2, max_watchers=2
+        listen="127.0.0.1:0",
+        db=tmp_path / "errord.db",
+        max_concurrent_rpcs=1,
+        max_watchers=2,
+        peer_stream_share=1.0,
     )
     async with running(settings) as opened:
         await watching(opened, "a")
         await watching(opened, "b")
         with pytest.raises(grpc.aio.AioRpcError) as failed:
-            await call_raw(opened, "ReportFailure", failure(turn_id="c"))
+            await watching(opened, "c")
         assert failed.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "(max_watchers)" in (failed.value.details() or "")
+        await call_raw(opened, "ReportFailure", failure(turn_id="c"))
 
 
 async def test_pings_more_often_than_allowed_close_the_connection(tmp_path: Path) -> None:
@@ -599,8 +611,14 @@ def test_limits_are_settings_checked_by_name(tmp_path: Path) -> None:
     toml.write_text("max_watchers = 1.5\n")
     with pytest.raises(ConfigError, match=r"errord\.toml:1: max_watchers: expected int, got float"):
         Settings.from_toml(toml)
-    with pytest.raises(ConfigError, match="max_watchers: must be from 1 to max_concurrent_rpcs"):
-        Settings(max_concurrent_rpcs=10, max_watchers=11)
+    with pytest.raises(ConfigError, match="max_watchers: must be from 1 to 100000"):
+        Settings(max_watchers=0)
+    with pytest.raises(ConfigError, match="max_health_watches: must be from 1 to 100000"):
+        Settings(max_health_watches=100_001)
+    with pytest.raises(ConfigError, match="peer_stream_share: must be above 0 and at most 1"):
+        Settings(peer_stream_share=0.0)
+    with pytest.raises(ConfigError, match="peer_stream_share: must be above 0 and at most 1"):
+        Settings(peer_stream_share=float("nan"))
     with pytest.raises(ConfigError, match="max_message_bytes: must be from 65536"):
         Settings(max_message_bytes=100)
 

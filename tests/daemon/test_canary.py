@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,13 +33,7 @@ SINGLE_REPORTS = 5
 """Reports sent one by one (ReportFailure); the rest go in one ReportFailures."""
 
 
-def needle(secret: str) -> str:
-    """What to look for: the secret, or its longest line when it spans lines (stored as
-    JSON, a newline is escaped)."""
-    return max(re.split(r"\\n|\n", secret), key=len)
-
-
-NEEDLES = {needle(leak.secret): leak.kind for leak in LEAKS}
+NEEDLES = {leak.needle: leak.kind for leak in LEAKS}
 
 
 @dataclass

@@ -15,16 +15,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from errord_client import Executor, ResultStatus, mock_tool
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
+from google.protobuf import json_format
 from opentelemetry.sdk.trace import TracerProvider
 
 from tests.executor_helpers import Errord, wait_for, write_manifests
+from tests.fixtures.leaks import LEAKS, Leak
 from tests.helpers import (
     DaemonProcess,
     operator_channel,
+    scrape,
     start_process,
     subprocess_env,
     sync_operator_channel,
@@ -318,3 +322,63 @@ def test_with_export_off_serving_reports_imports_nothing_of_opentelemetry(
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == imported
+
+
+def leaking(index: int, leak: Leak) -> pb.ReportFailureRequest:
+    """A report carrying ``leak`` in its exception type, message, arguments (in a value
+    and under a secret-named key) and partial result."""
+    error = pb.ToolError(
+        code=pb.ERROR_CODE_UNAVAILABLE,
+        exception_type=leak.shown,
+        message=f"upstream said: {leak.shown}",
+    )
+    json_format.ParseDict({"rows": [{"text": leak.shown}, leak.shown]}, error.partial_result)
+    request = pb.ReportFailureRequest(
+        turn_id="turn-leaks", call_id=f"c{index}", tool="search", attempt=1, error=error
+    )
+    json_format.ParseDict(
+        {"note": leak.shown, "api_key": leak.secret, "origin": "SFO"}, request.arguments
+    )
+    return request
+
+
+def test_no_secret_of_a_report_reaches_the_collector(
+    receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    """Every fake credential of tests/fixtures/leaks.py (over 60, of over 30 formats: a
+    Bearer token, an AWS secret, a JWT, a PEM block, the docs' ``sk-live-123``...) in a
+    report's exception type, message, arguments and partial result, over ReportFailure
+    and ReportFailures: none is in the bytes the collector received, nor in any span or
+    attribute value decoded from them, nor in the metrics (errord_tool_errors_by_exception
+    is labelled by exception type) or the debug log. Each span's ``error.type`` is the
+    exception type as the trace records it, masked."""
+    assert len({leak.kind for leak in LEAKS}) >= 15
+    daemon = exporting(receiver, tmp_path, 'log_level = "debug"', 'metrics_listen = "127.0.0.1:0"')
+    reports = [leaking(index, leak) for index, leak in enumerate(LEAKS)]
+    try:
+        with grpc.insecure_channel(daemon.address) as channel:
+            stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
+            for one in reports[:10]:
+                stub.ReportFailure(one, timeout=10)
+            stub.ReportFailures(pb.ReportFailuresRequest(failures=reports[10:]), timeout=30)
+        spans = receiver.wait_for(lambda spans: len(spans_of(spans, "turn-leaks")) == len(LEAKS))
+        metrics = scrape(daemon)
+    finally:
+        daemon.terminate()
+    values = [value for span in spans for value in attributes(span).values()]
+    places = {
+        "received bytes": b"\n".join(receiver.bodies),
+        "decoded spans": "\n".join(str(span) for span in spans).encode(),
+        "attribute values": "\n".join(map(str, values)).encode(),
+        "metrics": metrics.encode(),
+        "log": daemon.stderr.encode(),
+    }
+    leaked = {
+        place: sorted({leak.kind for leak in LEAKS if leak.needle.encode() in found})
+        for place, found in places.items()
+    }
+    assert leaked == {place: [] for place in places}
+    error_types = [attributes(span)["error.type"] for span in spans_of(spans, "turn-leaks")]
+    assert all("[REDACTED:" in error_type for error_type in error_types), error_types
+    assert 'exception_type="[REDACTED:' in metrics  # the search looks where they would be
+    assert "level=debug" in daemon.stderr

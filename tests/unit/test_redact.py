@@ -129,6 +129,8 @@ CLEAN_TEXTS = [
     "the token expired; authenticate again",
     "Incorrect API key provided.",
     "sk-learn-compatible-pipeline-step",
+    "desk-live-1 risk_test_2 ask-test-3",
+    "sk-live- and sk_test_ name no key",
     # long identifiers and low-entropy base64
     "get_flight_availability_for_route_and_date",
     "AbstractSingletonProxyFactoryBean2024",

@@ -29,8 +29,11 @@ _TOKEN_RULES: Final[tuple[tuple[str, str, _Check], ...]] = (
     ("gitlab_token", r"glpat-[\w-]{20,}", None),
     ("slack_token", r"xox[abposr]-[A-Za-z0-9-]{20,}", None),
     ("slack_app_token", r"xapp-\d-[A-Za-z0-9-]{20,}", None),
-    ("stripe_key", r"sk_(?:live|test)_[A-Za-z0-9]{16,}", None),
-    ("stripe_key", r"rk_(?:live|test)_[A-Za-z0-9]{16,}", None),
+    # Stripe's secret and restricted keys, and the short example keys of documentation
+    # (``sk-live-123``): the prefix says enough, whatever the length after it.
+    ("stripe_key", r"sk_(?:live|test)_[A-Za-z0-9]+", None),
+    ("stripe_key", r"rk_(?:live|test)_[A-Za-z0-9]+", None),
+    ("api_key", r"sk-(?:live|test)-[\w-]+", None),
     ("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{20,}", None),
     ("anthropic_api_key", r"sk-ant-[a-z]{2,8}\d{2}-[\w-]{20,}", None),
     ("openai_api_key", r"sk-(?:proj-|svcacct-|admin-)?[\w-]{20,}", looks_generated),

@@ -29,8 +29,8 @@ _FINDERS: Final[tuple[Finder, ...]] = (
 )
 
 # Every finder's match implies a match of _HINT in the lowercased text or of _LONG_RUN:
-# prefixed tokens and random runs are 20 characters or longer, the rest need a sign or
-# a word of these.
+# prefixed tokens and random runs are 20 characters or longer (but keys that their
+# prefix alone names, ``sk-live-123``), the rest need a sign or a word of these.
 _HINT: Final = re.compile(
     "|".join(
         (
@@ -39,6 +39,7 @@ _HINT: Final = re.compile(
             "-----begin",
             r"bearer\s",
             r"basic\s",
+            r"k[-_](?:live|test)[-_]",
             *(word + KEY_TAIL + SEPARATOR for word in KEY_WORDS),
         )
     )

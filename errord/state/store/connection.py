@@ -1,9 +1,16 @@
-"""Opening the database: one daemon per file (``DB.lock``), one configured connection."""
+"""Opening the database: one daemon per file (``DB.lock``), one configured connection.
+
+The database holds tool inputs, error texts and user ids: its files are the daemon
+user's alone (0600). The database file is created 0600 before SQLite opens it, and
+SQLite gives its WAL and shared-memory files the mode of the database file; an existing
+database that others may read is tightened at start, and the log says so.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import os
 import sqlite3
 import stat
@@ -15,6 +22,7 @@ import aiosqlite
 
 from errord.errors import CorruptDatabase, StoreError
 
+LOG = logging.getLogger("errord")
 BUSY_TIMEOUT_MS: Final = 5000
 MINIMUM_SQLITE: Final = (3, 32)
 """Multi-row inserts of up to 32766 bound values need SQLite 3.32."""
@@ -63,6 +71,7 @@ async def connect(path: Path) -> aiosqlite.Connection:
         raise StoreError(
             f"{path}: SQLite {sqlite3.sqlite_version} is too old; errord needs {needed}"
         )
+    make_private(path)
     connecting = aiosqlite.connect(path, isolation_level=None)
     try:
         db = await connecting
@@ -81,6 +90,52 @@ async def connect(path: Path) -> aiosqlite.Connection:
             raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
         raise
     return db
+
+
+OTHERS: Final = 0o077
+"""The permission bits of the file's group and of everyone else."""
+
+
+def make_private(path: Path) -> None:
+    """Create the database file with mode 0600 if it does not exist, whatever the umask;
+    take every permission of others (group, world) from the files of an existing one,
+    logging each file tightened. Raises StoreError when the file cannot be created."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        return  # SQLite takes an empty file for an empty database
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot create the trace database: {_cause(exc)}") from exc
+    for suffix in COMPANIONS:
+        _tighten(path.with_name(path.name + suffix))
+
+
+def _tighten(file: Path) -> None:
+    """Take the permissions of others from ``file``, if it exists and has any."""
+    try:
+        mode = stat.S_IMODE(file.stat().st_mode)
+    except OSError:
+        return  # no such file; one that cannot be read is reported when SQLite opens it
+    if not mode & OTHERS:
+        return
+    try:
+        file.chmod(mode & ~OTHERS)
+    except OSError as exc:
+        LOG.warning(
+            "%s is mode %04o, open to others, and cannot be made private: %s",
+            file,
+            mode,
+            _cause(exc),
+        )
+        return
+    LOG.warning(
+        "%s was mode %04o, open to others; now %04o: it holds tool inputs, error texts "
+        "and user ids",
+        file,
+        mode,
+        mode & ~OTHERS,
+    )
 
 
 FILE_KINDS: Final = {
