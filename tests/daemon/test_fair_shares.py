@@ -21,7 +21,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from errord.config import Settings
-from tests.helpers import DaemonProcess, relay_from, scrape, start_in_process, start_process
+from tests.helpers import (
+    DaemonProcess,
+    operator_channel,
+    relay_from,
+    scrape,
+    start_in_process,
+    start_process,
+)
 
 WAIT = 60.0
 """A bound on a hang, never a measure."""
@@ -83,9 +90,9 @@ async def test_one_peers_streams_leave_room_for_decisions_and_for_another_peer(
     report is still decided; another peer's report, WatchTrace and health watch are
     served."""
     async with (
-        grpc.aio.insecure_channel(daemon.address) as channel,
+        operator_channel(daemon.address, daemon.token) as channel,
         relay_from("127.0.0.2", daemon.address) as relayed,
-        grpc.aio.insecure_channel(relayed) as other_channel,
+        operator_channel(relayed, daemon.token) as other_channel,
     ):
         stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
         await stub.ReportFailure(report("c0"), timeout=WAIT)
@@ -141,7 +148,7 @@ async def test_watch_tools_and_reflection_streams_have_limits_of_their_own(
     )
     daemon = await start_in_process(settings)
     try:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
             tools = [stub.WatchTools(pb.WatchToolsRequest()) for _ in range(2)]

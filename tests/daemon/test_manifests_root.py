@@ -21,7 +21,7 @@ from errord_client.v1 import errord_pb2_grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from tests.helpers import DaemonProcess, run_errord, start_process
+from tests.helpers import DaemonProcess, run_errord, start_process, sync_operator_channel
 
 TIMEOUT = 60.0
 """Seconds an RPC, or the daemon's answer to SIGHUP, may take: only a hang comes near it."""
@@ -65,14 +65,15 @@ def daemon(tmp_path: Path, root: Path) -> Iterator[DaemonProcess]:
         running.terminate()
 
 
-def operator(address: str) -> Iterator[errord_pb2_grpc.OperatorServiceStub]:
-    with grpc.insecure_channel(address) as channel:
+def operator(daemon: DaemonProcess) -> Iterator[errord_pb2_grpc.OperatorServiceStub]:
+    """The daemon's OperatorService, called with its operator token."""
+    with sync_operator_channel(daemon.address, daemon.token) as channel:
         yield errord_pb2_grpc.OperatorServiceStub(channel)
 
 
-def refused_replay(address: str, directory: Path) -> grpc.RpcError:
+def refused_replay(daemon: DaemonProcess, directory: Path) -> grpc.RpcError:
     """The error ReplayManifests answers for ``directory``."""
-    for stub in operator(address):
+    for stub in operator(daemon):
         request = pb.ReplayManifestsRequest(manifests_dir=str(directory))
         with pytest.raises(grpc.RpcError) as raised:
             list(stub.ReplayManifests(request, timeout=TIMEOUT))
@@ -111,7 +112,7 @@ def test_a_link_to_a_canary_is_refused_unread_and_its_content_goes_nowhere(
     (root / "try.d" / "a.yaml").symlink_to(path)
     leaving = "a symbolic link leading outside"
 
-    error = refused_replay(daemon.address, root / "try.d")
+    error = refused_replay(daemon, root / "try.d")
     assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
     [violation] = violations(error)
     assert violation.field == "manifests_dir"
@@ -122,7 +123,7 @@ def test_a_link_to_a_canary_is_refused_unread_and_its_content_goes_nowhere(
     assert content not in everything_in(error)
 
     (root / "tools.d" / "zz.yaml").symlink_to(path)
-    for stub in operator(daemon.address):
+    for stub in operator(daemon):
         reloaded = stub.ReloadManifests(pb.ReloadManifestsRequest(by="t"), timeout=TIMEOUT)
     assert not reloaded.applied
     assert list(reloaded.tools) == ["weather"]
@@ -145,7 +146,7 @@ def test_a_directory_outside_the_root_is_refused_naming_manifests_dir(
 ) -> None:
     (tmp_path / "secret" / "tools.yaml").write_text(IN_FORCE)
     for directory in (tmp_path / "secret", root / ".." / "secret", root / "tools.d" / ".." / ".."):
-        error = refused_replay(daemon.address, directory)
+        error = refused_replay(daemon, directory)
         assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
         assert error.details() == (
             f"manifests_dir: {directory} is outside {root}, where this errord reads manifests"
@@ -166,7 +167,7 @@ def test_a_group_writable_manifest_is_refused_by_a_replay_and_at_start(
         f" (run: chmod go-w {loose})"
     )
 
-    error = refused_replay(daemon.address, root / "loose.d")
+    error = refused_replay(daemon, root / "loose.d")
     assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
     [violation] = violations(error)  # a violation is cut to 256 bytes: the path once
     assert violation.description.startswith(refusal.rsplit(" ", 1)[0])
@@ -187,8 +188,8 @@ def test_a_daemon_without_manifests_or_a_root_replays_only_its_own(tmp_path: Pat
     (tmp_path / "try.d" / "tools.yaml").write_text(IN_FORCE)
     daemon = start_process("--listen", "127.0.0.1:0", "--db", str(tmp_path / "errord.db"))
     try:
-        error = refused_replay(daemon.address, tmp_path / "try.d")
-        for stub in operator(daemon.address):
+        error = refused_replay(daemon, tmp_path / "try.d")
+        for stub in operator(daemon):
             *_, own = stub.ReplayManifests(pb.ReplayManifestsRequest(), timeout=TIMEOUT)
     finally:
         assert daemon.terminate() == 0

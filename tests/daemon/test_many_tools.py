@@ -20,7 +20,13 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.helpers import DaemonProcess, scrape, start_process
+from tests.helpers import (
+    DaemonProcess,
+    operator_channel,
+    scrape,
+    start_process,
+    sync_operator_channel,
+)
 
 BATCH = 256
 """Failures per ReportFailures call: the most one call may hold."""
@@ -73,7 +79,7 @@ def test_a_scrape_of_five_thousand_tools_answers_while_reports_are_decided(
 ) -> None:
     daemon = serve(tmp_path)
     try:
-        with grpc.insecure_channel(daemon.address) as channel:
+        with sync_operator_channel(daemon.address, daemon.token) as channel:
             errors = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             names = [f"tool-{number:04d}" for number in range(5_000)]
             for first in range(0, len(names), BATCH):
@@ -107,7 +113,7 @@ def test_past_max_tools_a_new_tool_is_refused_and_the_others_are_still_decided(
 ) -> None:
     daemon = serve(tmp_path, "max_tools = 3\n")
     try:
-        with grpc.insecure_channel(daemon.address) as channel:
+        with sync_operator_channel(daemon.address, daemon.token) as channel:
             errors = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             for number in range(3):
                 errors.ReportFailure(failure(f"tool-{number}", f"t{number}"))
@@ -152,7 +158,7 @@ async def test_concurrent_clients_racing_new_tools_never_pass_max_tools(tmp_path
     daemon = serve(tmp_path, "max_tools = 10\n")
 
     async def client(number: int) -> list[grpc.StatusCode]:
-        async with grpc.aio.insecure_channel(daemon.address) as channel:
+        async with operator_channel(daemon.address, daemon.token) as channel:
             errors = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             reports = [failure(f"racer-{number}-{n}", f"r{number}-{n}") for n in range(5)]
             answers = await asyncio.gather(
@@ -175,7 +181,7 @@ async def test_concurrent_clients_racing_new_tools_never_pass_max_tools(tmp_path
 
     again = serve(tmp_path, "max_tools = 10\n")
     try:
-        with grpc.insecure_channel(again.address) as channel:
+        with sync_operator_channel(again.address, again.token) as channel:
             errors = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
             with pytest.raises(grpc.RpcError) as refused:
                 errors.ReportFailure(failure("after-restart", "after"))
