@@ -42,6 +42,7 @@ from errord.state.health import ToolHealthBoard
 from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Salvage, Store
+from errord.state.trace_retention import TraceBounds, TraceRetention
 from errord.wire.drain import Drain
 from errord.wire.operator import OperatorService
 from errord.wire.replay import Replays
@@ -110,6 +111,12 @@ async def serve(
             handler = ErrorHandler(
                 engine, store, state, manifests, clock, bounds, max_tools=settings.max_tools
             )
+            trace_bounds = TraceBounds(
+                settings.trace_retention_seconds,
+                settings.trace_retention_bytes,
+                settings.turn_deadline_seconds,
+            )
+            trace = TraceRetention(store, state.turns, state.calls, trace_bounds, clock)
             actions = OperatorActions(
                 store, state, handler.holder, lambda: handler.manifests, clock
             )
@@ -143,6 +150,7 @@ async def serve(
             metrics = None
             background = [
                 asyncio.create_task(handler.retention.run(stop), name="memory retention"),
+                asyncio.create_task(trace.run(stop), name="trace retention"),
                 asyncio.create_task(notifier.keep_watchdog_fed(stop), name="watchdog"),
                 asyncio.create_task(writes.probe_while_failing(stop), name="write probe"),
             ]
@@ -156,6 +164,7 @@ async def serve(
                         store,
                         running.streams.by_kind(),
                         handler,
+                        trace.removed,
                     )
                     serving.metrics = f"http://{metrics.address}/metrics"
                 with reload_on_sighup(reloader):

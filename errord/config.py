@@ -39,6 +39,11 @@
     memory_max_errors = 100000          # errors (tool and signature) memory holds at most
     memory_max_age_seconds = 86400      # an error not seen for this long is forgotten
     state_capacity = 25000              # calls, and turns, held in memory; older: read back
+
+    # The trace keeps turns this long after their last event, and within this size (the
+    # oldest done turns go first); breakers, statistics and memory are kept whole.
+    trace_retention_seconds = 604800    # 7 days
+    trace_retention_bytes = 1073741824  # 1 GiB
     max_tools = 10000                   # tools with state; past it a new tool without a
                                         # manifest is refused (RESOURCE_EXHAUSTED)
 
@@ -122,6 +127,9 @@ TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d
 MAX_MODEL_CORRECTIONS = 10
 MAX_MEMORY_AGE = 31_536_000.0
 """A year, in seconds."""
+MAX_TRACE_AGE = 315_360_000.0
+"""Ten years, in seconds."""
+MIN_TRACE_BYTES, MAX_TRACE_BYTES = 16 << 20, 1 << 40
 
 
 def default_db_path() -> Path:
@@ -206,6 +214,12 @@ class Settings:
     state_capacity: int = STATE_CAPACITY
     """Calls, and turns, whose state is held in memory; the least recently changed beyond
     it are read back from the database when a report needs them."""
+    trace_retention_seconds: float = 7 * 86_400.0
+    """Seconds after its last event that a turn (not open) leaves the trace; the
+    daemon's own events go at the same age."""
+    trace_retention_bytes: int = 1 << 30
+    """Bytes the database may take: past 90 % of it the oldest turns (not open, a minute
+    old) leave the trace until it takes under 80 %."""
     max_tools: int = MAX_TOOLS
     """Tools with state (statistics, a breaker), held in memory whole; past it a report
     naming a new tool without a manifest is refused."""
@@ -301,6 +315,13 @@ class Settings:
             yield "memory_max_age_seconds: must be from 3600 (an hour) to a year"
         if not 1_000 <= self.state_capacity <= 10_000_000:
             yield "state_capacity: must be from 1000 to 10000000"
+        if not 3_600 <= self.trace_retention_seconds <= MAX_TRACE_AGE:
+            yield "trace_retention_seconds: must be from 3600 (an hour) to 315360000 (ten years)"
+        if not MIN_TRACE_BYTES <= self.trace_retention_bytes <= MAX_TRACE_BYTES:
+            yield (
+                f"trace_retention_bytes: must be from {MIN_TRACE_BYTES} (16 MiB) to "
+                f"{MAX_TRACE_BYTES} (1 TiB)"
+            )
         if not 1 <= self.max_tools <= 1_000_000:
             yield "max_tools: must be from 1 to 1000000"
         if self.otel_endpoint is not None and not self.otel_endpoint.startswith(

@@ -44,6 +44,7 @@ from errord.reload import ManifestReloader
 from errord.state.health import NO_CANDIDATES, ToolHealth, ToolHealthBoard
 from errord.state.store import Store
 from errord.state.tool_stats import DURATION_BOUNDS
+from errord.state.trace_retention import Removed
 
 READ_TIMEOUT = 5.0
 """Seconds a scrape waits for the event loop before it fails."""
@@ -214,10 +215,12 @@ class ReloadMetrics(Collector):
 
 
 class StoreMetrics(Collector):
-    """Whether the trace database can be written, and the batches it refused."""
+    """Whether the trace database can be written, and the batches it refused; with
+    ``retention``, its size and the turns trace retention removed."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, retention: Removed | None = None) -> None:
         self._store = store
+        self._retention = retention
 
     def collect(self) -> Iterable[Metric]:
         refused = CounterMetricFamily(
@@ -230,7 +233,29 @@ class StoreMetrics(Collector):
             "errord_store_writable", "1 while the last write to the trace database succeeded."
         )
         writable.add_metric([], 0 if self._store.failing is not None else 1)
-        return [refused, writable]
+        if self._retention is None:
+            return [refused, writable]
+        removed = self._retention
+        used = GaugeMetricFamily(
+            "errord_store_used_bytes",
+            "Bytes of the database's pages that hold rows, at trace retention's last look "
+            "(it keeps them under trace_retention_bytes).",
+        )
+        used.add_metric([], removed.used_bytes)
+        size = GaugeMetricFamily(
+            "errord_store_file_bytes", "Bytes of the database file, at retention's last look."
+        )
+        size.add_metric([], removed.file_bytes)
+        turns = CounterMetricFamily(
+            "errord_trace_turns_removed",
+            "Turns trace retention removed since start (past their age or for room).",
+        )
+        turns.add_metric([], removed.turns)
+        events = CounterMetricFamily(
+            "errord_trace_events_removed", "Trace events trace retention removed since start."
+        )
+        events.add_metric([], removed.events)
+        return [refused, writable, used, size, turns, events]
 
 
 class ToolLimitMetrics(Collector):
@@ -307,10 +332,12 @@ def start_metrics_server(
     store: Store | None = None,
     streams: Mapping[str, StreamCount] | None = None,
     handler: ErrorHandler | None = None,
+    retention: Removed | None = None,
 ) -> MetricsServer:
     """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread;
     ``streams`` counts the streams of each kind (its ``watch_trace``: errord_watchers);
-    ``handler`` counts the tools with state and the reports refused past max_tools."""
+    ``handler`` counts the tools with state and the reports refused past max_tools;
+    ``retention``, what trace retention removed and the database's size."""
     registry = CollectorRegistry(auto_describe=False)
     for standard in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(standard)
@@ -318,7 +345,7 @@ def start_metrics_server(
     if reloader is not None:
         registry.register(ReloadMetrics(reloader))
     if store is not None:
-        registry.register(StoreMetrics(store))
+        registry.register(StoreMetrics(store, retention))
     if streams is not None:
         registry.register(StreamMetrics(streams))
     if handler is not None:

@@ -169,6 +169,10 @@ class Projection(Generic[K, S]):
             count += (self.view(key) is not None) - (key in self._committed)
         return count
 
+    def is_reserved(self, key: K) -> bool:
+        """Whether ``key`` has events reserved and not yet committed."""
+        return key in self._pending
+
     @property
     def reserved(self) -> int:
         """How many keys have events reserved and not yet committed."""
@@ -303,6 +307,14 @@ class Projection(Generic[K, S]):
         if state is not None and not self._held(key):
             self._committed[key] = state
             self._evict()
+
+    def forget(self, keys: Iterable[K]) -> None:
+        """Drop the states of ``keys``, whose rows the database no longer holds (trace
+        retention removed them); a key with reserved events, or read back for a decision
+        (pinned), keeps its state, which its events' commit writes back."""
+        for key in keys:
+            if key not in self._pending and key not in self._pinned:
+                self._committed.pop(key, None)
 
     def _held(self, key: K) -> bool:
         return key in self._committed or key in self._pending

@@ -14,11 +14,11 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import aiosqlite
 
@@ -27,6 +27,7 @@ from errord.decide.events import EventDetail, EventKind, TraceEvent
 from errord.errors import CorruptDatabase, StoreError
 from errord.state import codec
 from errord.state.projection import Projection
+from errord.state.store import trimming
 from errord.state.store.connection import (
     OwnerLock,
     check_path,
@@ -52,6 +53,7 @@ from errord.state.store.writer import (
 __all__ = ["DuplicateEvent", "Salvage", "Store", "Unit"]
 
 LOG = logging.getLogger("errord")
+T = TypeVar("T")
 
 _SELECT: Final = "SELECT sequence, recorded_at, body FROM events"
 _BY_KEY: Final = f"{_SELECT} WHERE kind = ? AND dedup_key = ?"
@@ -239,6 +241,50 @@ class Store:
         self._check_open()
         async with self._lock:
             return await fold_trace(self._db, projections)
+
+    # Trace retention (errord.state.trace_retention): each one short transaction.
+
+    async def oldest_events(self, after: int, limit: int) -> list[trimming.OldEvent]:
+        """At most ``limit`` events after sequence ``after``, oldest first."""
+        return await self._locked(
+            "read the oldest trace events", trimming.oldest_events, after, limit
+        )
+
+    async def last_event_at(self, turn_id: str) -> datetime | None:
+        """When the last event of ``turn_id`` was recorded; None when it has none."""
+        return await self._locked("read a turn's last event", trimming.last_event_at, turn_id)
+
+    async def remove_turns(
+        self, turns: Sequence[str], turn: Projection[Any, Any], call: Projection[Any, Any]
+    ) -> tuple[int, list[Any]]:
+        """Delete every event of ``turns`` and their states in ``turn`` and ``call`` (the
+        turns and calls projections); how many events, and the calls deleted."""
+        return await self._locked(
+            "remove turns", trimming.remove_turns, turns, turn.name, call.name
+        )
+
+    async def remove_daemon_events(self, through: int) -> int:
+        """Delete the daemon's own events up to sequence ``through``; how many."""
+        return await self._locked(
+            "remove old daemon events", trimming.remove_daemon_events, through
+        )
+
+    async def pages(self) -> trimming.Pages:
+        """How large the database is."""
+        return await self._locked("read the database's size", trimming.pages)
+
+    async def release_free_pages(self, limit: int) -> None:
+        """Give up to ``limit`` free pages back to the file system, where the database
+        allows it (one made since errord uses incremental auto-vacuum)."""
+        await self._locked("release free pages", trimming.release_free_pages, limit)
+
+    async def _locked(self, what: str, work: Callable[..., Awaitable[T]], *args: Any) -> T:
+        self._check_open()
+        try:
+            async with self._lock:
+                return await work(self._db, *args)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot {what}: {exc}") from exc
 
     async def close(self) -> None:
         """Refuse new units, commit those queued, stop the writer, close the database."""

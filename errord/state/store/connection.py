@@ -173,6 +173,9 @@ def _cause(error: OSError) -> str:
 
 
 async def _configure(db: aiosqlite.Connection, path: Path) -> None:
+    # A new database only (an existing one keeps its mode): pages that trace retention
+    # frees can go back to the file system, so the file shrinks, not only stops growing.
+    await pragma(db, "auto_vacuum = INCREMENTAL")
     mode = await pragma(db, "journal_mode = WAL")
     if mode != "wal":
         raise StoreError(f"{path}: cannot use WAL journal mode (got {mode!r})")
@@ -180,8 +183,12 @@ async def _configure(db: aiosqlite.Connection, path: Path) -> None:
     await pragma(db, "foreign_keys = ON")
     await pragma(db, "secure_delete = ON")  # deleted rows are zeroed, not left in free pages
     await pragma(db, f"busy_timeout = {BUSY_TIMEOUT_MS}")
+    # After a checkpoint, a WAL that a burst made large is cut back to this.
+    await pragma(db, f"journal_size_limit = {JOURNAL_SIZE_LIMIT}")
 
 
+JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024
+"""Bytes the WAL is truncated to after a checkpoint."""
 CORRUPTION = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
 """SQLite's names for a file whose pages are not a sound database."""
 
