@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from errord_client.operator_token import OPERATOR_TOKEN, operator_token
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
@@ -177,8 +178,11 @@ def run(tools: int, scrapes: int, errord_root: Path) -> int:
                     )
                     failed += status != 200 or present != tools
                 asked = pb.GetToolStatsRequest()
+                # An operator call: with the token the daemon made beside its database.
+                token = operator_token(db.parent / OPERATOR_TOKEN)
+                bearer = (("authorization", f"Bearer {token}"),)
                 answer, took, latencies = probe.during(
-                    lambda: operators.GetToolStats(asked, timeout=SCRAPE_TIMEOUT)
+                    lambda: operators.GetToolStats(asked, timeout=SCRAPE_TIMEOUT, metadata=bearer)
                 )
                 listed = len(answer.tools) if isinstance(answer, pb.GetToolStatsResponse) else 0
                 print(
