@@ -27,6 +27,15 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_CODE_SCHEMA_VIOLATION: _ClassVar[ErrorCode]
     ERROR_CODE_UNKNOWN: _ClassVar[ErrorCode]
     ERROR_CODE_CIRCUIT_OPEN: _ClassVar[ErrorCode]
+    ERROR_CODE_INTERNAL: _ClassVar[ErrorCode]
+
+class Fault(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FAULT_UNSPECIFIED: _ClassVar[Fault]
+    FAULT_ARGUMENTS: _ClassVar[Fault]
+    FAULT_TOOL: _ClassVar[Fault]
+    FAULT_BACKEND: _ClassVar[Fault]
+    FAULT_PERSON: _ClassVar[Fault]
 
 class ErrorClass(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -116,6 +125,12 @@ ERROR_CODE_TOOL_NOT_FOUND: ErrorCode
 ERROR_CODE_SCHEMA_VIOLATION: ErrorCode
 ERROR_CODE_UNKNOWN: ErrorCode
 ERROR_CODE_CIRCUIT_OPEN: ErrorCode
+ERROR_CODE_INTERNAL: ErrorCode
+FAULT_UNSPECIFIED: Fault
+FAULT_ARGUMENTS: Fault
+FAULT_TOOL: Fault
+FAULT_BACKEND: Fault
+FAULT_PERSON: Fault
 ERROR_CLASS_UNSPECIFIED: ErrorClass
 ERROR_CLASS_TRANSIENT: ErrorClass
 ERROR_CLASS_PERMANENT: ErrorClass
@@ -326,7 +341,7 @@ class BreakerState(_message.Message):
     def __init__(self, phase: _Optional[_Union[BreakerPhase, str]] = ..., consecutive_failures: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., opened_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., half_opens_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., opens: _Optional[int] = ..., probe_in_flight: _Optional[bool] = ..., probe_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ToolError(_message.Message):
-    __slots__ = ("code", "http_status", "exception_type", "message", "retry_after", "retry_at", "partial_result")
+    __slots__ = ("code", "http_status", "exception_type", "message", "retry_after", "retry_at", "partial_result", "api_message", "api_parameter", "api_code")
     CODE_FIELD_NUMBER: _ClassVar[int]
     HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
     EXCEPTION_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -334,6 +349,9 @@ class ToolError(_message.Message):
     RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
     RETRY_AT_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    API_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    API_PARAMETER_FIELD_NUMBER: _ClassVar[int]
+    API_CODE_FIELD_NUMBER: _ClassVar[int]
     code: ErrorCode
     http_status: int
     exception_type: str
@@ -341,17 +359,32 @@ class ToolError(_message.Message):
     retry_after: _duration_pb2.Duration
     retry_at: _timestamp_pb2.Timestamp
     partial_result: _struct_pb2.Value
-    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., http_status: _Optional[int] = ..., exception_type: _Optional[str] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., partial_result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+    api_message: str
+    api_parameter: str
+    api_code: str
+    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., http_status: _Optional[int] = ..., exception_type: _Optional[str] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., partial_result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., api_message: _Optional[str] = ..., api_parameter: _Optional[str] = ..., api_code: _Optional[str] = ...) -> None: ...
+
+class ToolDeclaration(_message.Message):
+    __slots__ = ("parameters", "timeout")
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    parameters: _struct_pb2.Struct
+    timeout: _duration_pb2.Duration
+    def __init__(self, parameters: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Classification(_message.Message):
-    __slots__ = ("error_class", "code", "rule")
+    __slots__ = ("error_class", "code", "rule", "fault", "parameter")
     ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
     RULE_FIELD_NUMBER: _ClassVar[int]
+    FAULT_FIELD_NUMBER: _ClassVar[int]
+    PARAMETER_FIELD_NUMBER: _ClassVar[int]
     error_class: ErrorClass
     code: ErrorCode
     rule: str
-    def __init__(self, error_class: _Optional[_Union[ErrorClass, str]] = ..., code: _Optional[_Union[ErrorCode, str]] = ..., rule: _Optional[str] = ...) -> None: ...
+    fault: Fault
+    parameter: str
+    def __init__(self, error_class: _Optional[_Union[ErrorClass, str]] = ..., code: _Optional[_Union[ErrorCode, str]] = ..., rule: _Optional[str] = ..., fault: _Optional[_Union[Fault, str]] = ..., parameter: _Optional[str] = ...) -> None: ...
 
 class RecoveryDecision(_message.Message):
     __slots__ = ("decision_id", "action", "delay", "next_attempt_timeout", "alternative_tool", "classification", "attempts_left", "reason", "llm_message", "user_message", "turn_id", "call_id", "tool", "attempt", "decided_at", "default_policy", "technical_message", "breaker", "probe", "default_value", "consequences", "correction", "recalled")
@@ -452,7 +485,7 @@ class Consequence(_message.Message):
     def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., reason: _Optional[str] = ..., blocked_by: _Optional[str] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class ReportFailureRequest(_message.Message):
-    __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed", "user_id", "session_id")
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed", "user_id", "session_id", "tool_declaration")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
@@ -462,6 +495,7 @@ class ReportFailureRequest(_message.Message):
     ELAPSED_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_DECLARATION_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     call_id: str
     tool: str
@@ -471,7 +505,8 @@ class ReportFailureRequest(_message.Message):
     elapsed: _duration_pb2.Duration
     user_id: str
     session_id: str
-    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+    tool_declaration: ToolDeclaration
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_declaration: _Optional[_Union[ToolDeclaration, _Mapping]] = ...) -> None: ...
 
 class AdmitCallRequest(_message.Message):
     __slots__ = ("turn_id", "call_id", "tool", "attempt", "arguments")
