@@ -173,9 +173,10 @@ def _cause(error: OSError) -> str:
 
 
 async def _configure(db: aiosqlite.Connection, path: Path) -> None:
-    # A new database only (an existing one keeps its mode): pages that trace retention
-    # frees can go back to the file system, so the file shrinks, not only stops growing.
-    await pragma(db, "auto_vacuum = INCREMENTAL")
+    if await pragma(db, "page_count") == 0:
+        # A new database only (an existing one keeps its mode, and may be read-only):
+        # pages trace retention frees go back to the file system, so the file shrinks.
+        await pragma(db, "auto_vacuum = INCREMENTAL")
     mode = await pragma(db, "journal_mode = WAL")
     if mode != "wal":
         raise StoreError(f"{path}: cannot use WAL journal mode (got {mode!r})")
