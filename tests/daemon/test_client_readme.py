@@ -84,7 +84,7 @@ def test_the_client_readme_runs_as_shown(tmp_path: Path, readme_daemon: PageDaem
 def test_the_demo_shows_each_scenario_with_the_decisions_errord_gives(
     demo_daemon: DaemonProcess,
 ) -> None:
-    ran = demo("--target", demo_daemon.address)
+    ran = demo("--target", demo_daemon.address, "--token-file", str(demo_daemon.token_file))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     shown = scenarios(ran.stdout)
     assert sorted(shown) == [1, 2, 3, 4]
@@ -119,7 +119,7 @@ def test_the_demo_shows_each_scenario_with_the_decisions_errord_gives(
 def test_the_demo_against_a_daemon_without_its_manifests_says_how_to_start_one(
     daemon_process: DaemonProcess,
 ) -> None:
-    ran = demo("--target", daemon_process.address)
+    ran = demo("--target", daemon_process.address, "--token", daemon_process.token)
     assert ran.returncode == 1
     assert ran.stdout.startswith(
         f"errord at {daemon_process.address} has no manifest for the demo's tools"

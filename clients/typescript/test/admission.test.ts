@@ -23,7 +23,7 @@ test("20 executors on a half-open breaker run one probe and 19 alternatives", as
     },
   };
   const backup = mockTool("quotes_backup", { answer: { from: "backup" } });
-  const operator = new OperatorClient({ target: daemon.address });
+  const operator = new OperatorClient({ target: daemon.address, token: daemon.token });
   const executors = Array.from(
     { length: EXECUTORS },
     () => new Executor({ tools: [quotes, backup], target: daemon.address, decisionTimeout: 10 }),

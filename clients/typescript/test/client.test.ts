@@ -11,7 +11,7 @@ let errord: ErrordClient;
 
 before(async () => {
   daemon = await startErrord(scratch(), "tools:\n  - name: search\n    timeout_ms: 1500\n");
-  errord = new ErrordClient({ target: daemon.address });
+  errord = new ErrordClient({ target: daemon.address, token: daemon.token });
 });
 after(() => daemon.stop());
 

@@ -40,7 +40,7 @@ test("a tool that times out twice then succeeds is retried after errord's delays
   const daemon = await startErrord(scratch(), "tools:\n  - name: flaky\n    timeout_ms: 200\n");
   const flaky = timed(mockTool("flaky", { script: [hang(60), hang(60), { ok: 2 }] }));
   const executor = new Executor({ tools: [flaky], target: daemon.address, decisionTimeout: DECISIONS });
-  const errord = new ErrordClient({ target: daemon.address });
+  const errord = new ErrordClient({ target: daemon.address, token: daemon.token });
   try {
     const result = await executor.executeTool({ id: "c1", name: "flaky", arguments: {} }, { turnId: "turn-flaky" });
     assert.deepEqual([result.status, result.output, result.attempts], ["succeeded", { ok: 2 }, 3]);
@@ -119,7 +119,7 @@ test("a batch with dependencies: a permanent failure's dependents get their defa
     target: daemon.address,
     decisionTimeout: DECISIONS,
   });
-  const errord = new ErrordClient({ target: daemon.address });
+  const errord = new ErrordClient({ target: daemon.address, token: daemon.token });
   try {
     const results = await executor.executeToolBatch(calls, { turnId: "turn-plan" });
     assert.deepEqual(results.map((r) => r.callId), calls.map((c) => c.id));

@@ -7,7 +7,7 @@
  * checkout's `.venv/bin/python`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -23,6 +23,8 @@ export const PATIENCE = 30;
 /** errord running as a process. */
 export interface Daemon {
   readonly address: string;
+  /** The operator token it made beside its database: its trace and breakers need it. */
+  readonly token: string;
   readonly process: ChildProcess;
   readonly stderr: () => string;
   /** Send `signal` and wait for the process to exit. */
@@ -72,6 +74,7 @@ export function startErrord(dir: string, yaml: string, port = 0): Promise<Daemon
         clearTimeout(timer);
         done({
           address: match[1],
+          token: readFileSync(join(dir, "operator.token"), "utf8").trim(),
           process: child,
           stderr: () => text,
           async stop(signal: NodeJS.Signals = "SIGKILL") {

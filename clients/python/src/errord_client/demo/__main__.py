@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from errord_client.client import DEFAULT_TARGET
 from errord_client.demo.walkthrough import how_to_start, manifests_directory, run_demo
+from errord_client.operator_token import operator_token
 
 
 def parser() -> argparse.ArgumentParser:
@@ -30,7 +31,14 @@ def parser() -> argparse.ArgumentParser:
         "--token",
         metavar="T",
         default=os.environ.get("ERRORD_TOKEN"),
-        help="the bearer token, when errord has token_file set (default: $ERRORD_TOKEN)",
+        help="the token of errord's operator, which the demo needs to watch its turns: "
+        "errord's token_file, else the operator.token it made beside its database "
+        "(default: $ERRORD_TOKEN)",
+    )
+    command.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="read --token from this file (errord's operator.token)",
     )
     command.add_argument(
         "--manifests",
@@ -47,7 +55,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.manifests:
         print(manifests_directory())
         return 0
-    return asyncio.run(run_demo(options.target, token=options.token, say=_say))
+    token = options.token
+    if options.token_file:
+        try:
+            token = operator_token(options.token_file)
+        except OSError as error:
+            print(
+                f"cannot read --token-file {options.token_file}: {error.strerror}", file=sys.stderr
+            )
+            return 2
+    return asyncio.run(run_demo(options.target, token=token, say=_say))
 
 
 def _say(line: str) -> None:
