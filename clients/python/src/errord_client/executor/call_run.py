@@ -154,9 +154,22 @@ class CallRun:
         verdict = await self.link.decide(request)
         if verdict is None:
             verdict = self.runner.local_policy.decide(
-                self.tool, failure, self.attempt, self.delays.get(self.tool, 0.0)
+                self.tool,
+                failure,
+                self.attempt,
+                self.delays.get(self.tool, 0.0),
+                self.call.arguments,
+                self._parameters(),
             )
         return verdict
+
+    def _parameters(self) -> tuple[str, ...]:
+        """The parameters the tool's schema names; none for a tool not registered."""
+        try:
+            properties = self.runner.registry.get(self.tool).parameters.get("properties")
+        except ToolNotFound:
+            return ()
+        return tuple(properties) if isinstance(properties, dict) else ()
 
     def _succeeded(self, output: Any) -> ToolResult:
         self.link.report_outcome(

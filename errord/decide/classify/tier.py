@@ -32,6 +32,7 @@ DEFAULT_CLASSES: dict[ErrorCode, ErrorClass] = {
     ErrorCode.UNSUPPORTED: PERMANENT,
     ErrorCode.TOOL_NOT_FOUND: PERMANENT,
     ErrorCode.SCHEMA_VIOLATION: PERMANENT,
+    ErrorCode.INTERNAL: PERMANENT,
 }
 """The class of each code, unless the rule that found it carries its own."""
 
