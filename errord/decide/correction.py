@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from msgspec import structs
 
+from errord.decide.classify import framed_parameter
 from errord.decide.context import DecisionContext
 from errord.decide.model import Correction, ErrorCode, JSONValue, ParameterProblem
 from errord.decide.signature import CACHED_MESSAGES
@@ -29,17 +30,6 @@ NONE_PROVIDED = re.compile(
     r"\bno ([A-Za-z_]\w{0,63}) (?:provided|given|specified|supplied)\b", re.I
 )
 """A parameter named without quotes, as in "No query provided"."""
-_NAME = r"""['"`\u2018\u201c]([A-Za-z_][\w.\[\]-]{0,63})['"`\u2019\u201d]"""
-FRAMED_AS_PARAMETER = re.compile(
-    rf"\b(?:param(?:eter)?|argument|field|property)s?\s*[:=]?\s*{_NAME}"
-    rf"|{_NAME}\s*(?:param(?:eter)?|argument|field|property)\b"
-    rf"|\bmissing(?:\s+required)?(?:\s+(?:param(?:eter)?|argument|field|property)s?)?\s*:?\s*"
-    rf"{_NAME}"
-    rf"|{_NAME}\s+is\s+(?:required|missing)\b",
-    re.IGNORECASE,
-)
-"""A quoted name the message calls a parameter: "Parameter 'query' ...", "'query' parameter",
-"missing 'origin'", "'date' is required"."""
 
 KINDS_BY_MESSAGE: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -181,9 +171,9 @@ def named_parameter(message: str, parameters: Iterable[str]) -> str:
         for found in WORD.finditer(message):
             if found.group() in known:
                 return found.group()
-    framed = FRAMED_AS_PARAMETER.search(message)
+    framed = framed_parameter(message)
     if framed:
-        return next(group for group in framed.groups() if group)
+        return framed
     unquoted = NONE_PROVIDED.search(message)
     return unquoted[1] if unquoted else ""
 

@@ -279,10 +279,10 @@ class Disagreement:
     """A case the local policy classifies otherwise than errord."""
 
     case: ToolFailureCase
-    errord: tuple[str, str]
-    """errord's (class, code) of the first failure."""
-    local: tuple[str, str]
-    """The local policy's (class, code)."""
+    errord: tuple[str, str, str]
+    """errord's (class, code, fault) of the first failure."""
+    local: tuple[str, str, str]
+    """The local policy's (class, code, fault)."""
 
     def describe(self) -> str:
         return (
@@ -291,21 +291,21 @@ class Disagreement:
         )
 
 
-def local_class(result: ToolResult) -> tuple[str, str]:
-    """The (class, code) the local policy gave a call: its last verdict's, which for a
-    call it retried is the same failure's (the executor's code for it does not change)."""
+def local_class(result: ToolResult) -> tuple[str, str, str]:
+    """The (class, code, fault) the local policy gave a call: its last verdict's, which for
+    a call it retried is the same failure's (the executor's code for it does not change)."""
     if result.error is None:
-        return ("", "")
-    return (result.error.error_class, result.error.code)
+        return ("", "", "")
+    return (result.error.error_class, result.error.code, result.error.fault.lower())
 
 
 def disagreements(
     observations: Sequence[Observation], local: Sequence[ToolResult]
 ) -> list[Disagreement]:
-    """The cases whose class or code the local policy and errord give differently."""
+    """The cases whose class, code or fault the local policy and errord give differently."""
     found = []
     for observation, result in zip(observations, local, strict=True):
-        theirs = (observation.error_class, observation.code)
+        theirs = (observation.error_class, observation.code, observation.fault)
         ours = local_class(result)
         if theirs != ours:
             found.append(Disagreement(observation.case, theirs, ours))

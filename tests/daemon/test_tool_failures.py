@@ -77,6 +77,6 @@ async def test_with_errord_stopped_the_local_policy_classifies_every_case_as_err
     if found:
         pytest.fail(
             f"the local policy classifies {len(found)} of {len(CORPUS)} cases otherwise than "
-            "errord (class/code):\n" + "\n".join(d.describe() for d in found),
+            "errord (class/code/fault):\n" + "\n".join(d.describe() for d in found),
             pytrace=False,
         )

@@ -31,7 +31,12 @@ from errord.decide.classify.classification import (
     searchable,
     service_error_code,
 )
-from errord.decide.classify.evidence import Evidence, argument_evidence, names_of
+from errord.decide.classify.evidence import (
+    Evidence,
+    argument_evidence,
+    framed_parameter,
+    names_of,
+)
 from errord.decide.classify.fault import default_fault, fault_of, with_fault
 
 __all__ = [
@@ -55,6 +60,7 @@ __all__ = [
     "classify",
     "default_fault",
     "fault_of",
+    "framed_parameter",
     "http_status_code",
     "names_of",
     "normalize",

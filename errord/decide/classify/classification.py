@@ -50,7 +50,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from errord.decide.classify.api import api_code_verdict
-from errord.decide.classify.codes import EXCEPTION_TYPES, GRPC_STATUS_CODES, HTTP_STATUS_CODES
+from errord.decide.classify.codes import (
+    EXCEPTION_TYPES,
+    GRPC_STATUS_CODES,
+    HTTP_STATUS_CODES,
+    HTTP_STATUS_FAULTS,
+)
 from errord.decide.classify.families import builtin_family, default_family, is_builtin_family
 from errord.decide.classify.phrases import OVERRIDING_PHRASES, PHRASES, WORDS
 from errord.decide.classify.status import quoted_http_status
@@ -129,7 +134,7 @@ def normalize(failure: ToolFailure) -> Classification:
         or ERROR_CODE_TIER.first_match(searchable(service_error_code(message)))
         or http_status_verdict(failure.http_status, "default:http_status")
         or http_status_verdict(quoted_http_status(text), "default:message:http_status")
-        or builtin_family(exception_type, text)
+        or builtin_family(exception_type, message)
         or PHRASE_TIER.first_match(text)
         or grpc_status_verdict(message)
         or WORD_TIER.first_match(text)
@@ -165,7 +170,9 @@ def service_error_code(message: str) -> str:
 
 def http_status_verdict(status: int | None, rule_prefix: str) -> Classification | None:
     code = None if status is None else http_status_code(status)
-    return None if code is None else verdict(code, f"{rule_prefix}:{status}")
+    if code is None:
+        return None
+    return verdict(code, f"{rule_prefix}:{status}", fault=HTTP_STATUS_FAULTS.get(status or 0))
 
 
 def grpc_status_verdict(message: str) -> Classification | None:

@@ -53,7 +53,7 @@ class Evidence(NamedTuple):
     parameter: str
     how: str
     """``api_parameter``, ``named``, ``quoted_value``, ``word_in_value``, ``url``,
-    ``unparsable_json`` or ``invalid_pattern``."""
+    ``value_in_text``, ``unparsable_json`` or ``invalid_pattern``."""
 
     @property
     def strong(self) -> bool:
@@ -101,6 +101,25 @@ def quoted(text: str) -> list[str]:
     return [next(group for group in match.groups() if group) for match in QUOTED.finditer(text)]
 
 
+_NAME = r"""['"`\u2018\u201c]([A-Za-z_][\w.\[\]-]{0,63})['"`\u2019\u201d]"""
+FRAMED_AS_PARAMETER: Final = re.compile(
+    rf"\b(?:param(?:eter)?|argument|field|property)s?\s*[:=]?\s*{_NAME}"
+    rf"|{_NAME}\s*(?:param(?:eter)?|argument|field|property)\b"
+    rf"|\bmissing(?:\s+required)?(?:\s+(?:param(?:eter)?|argument|field|property)s?)?\s*:?\s*"
+    rf"{_NAME}"
+    rf"|{_NAME}\s+is\s+(?:required|missing)\b",
+    re.IGNORECASE,
+)
+"""A quoted name the message calls a parameter: "Parameter 'query' ...", "'query' parameter",
+"missing 'origin'", "'date' is required", "required positional argument: 'symbol'"."""
+
+
+def framed_parameter(message: str) -> str:
+    """The name ``message`` calls a parameter, quoted; empty when it calls none so."""
+    framed = FRAMED_AS_PARAMETER.search(message)
+    return next(group for group in framed.groups() if group) if framed else ""
+
+
 def argument_evidence(
     failure: ToolFailure,
     arguments: Mapping[str, JSONValue],
@@ -115,18 +134,30 @@ def argument_evidence(
     call's values (INVALID_INPUT), so a parameter named as a bare word counts;
     ``parsing``: ``json`` or ``regex`` for a parsing error of that kind."""
     names = {*parameters, *arguments}
-    if not names:
-        return None
     texts = [failure.message, failure.api_message] if failure.api_message else [failure.message]
+    framed = _framed(texts) if about_values else None
+    if not names:
+        return framed
     values = argument_values(arguments)
     return (
         _api_parameter(failure.api_parameter, names)
         or _quoted(texts, names, values)
+        or framed
         or (_named_as_word(texts, names) if about_values else None)
-        or _word_in_value(texts, values)
+        or _word_in_value(texts, names, values)
         or _url_segment(texts, values)
+        or _value_in_text(texts, values)
         or _unparsable(parsing, values)
     )
+
+
+def _framed(texts: list[str]) -> Evidence | None:
+    """A name the error itself calls a parameter: the call may not have it (missing)."""
+    for text in texts:
+        name = framed_parameter(text)
+        if name:
+            return Evidence(name, "named")
+    return None
 
 
 def _api_parameter(parameter: str, names: set[str]) -> Evidence | None:
@@ -137,9 +168,8 @@ def _api_parameter(parameter: str, names: set[str]) -> Evidence | None:
 
 def _quoted(texts: list[str], names: set[str], values: list[tuple[str, str]]) -> Evidence | None:
     for text in texts:
-        stripped = text.strip()
-        # A number alone is a value too: the message of KeyError(10).
-        candidates = [*quoted(text), *([stripped] if stripped.isdigit() else [])]
+        # The whole message may be the value: KeyError(10), aiohttp's error for a URL.
+        candidates = [*quoted(text), text.strip()]
         for token in candidates:
             if token in names:
                 return Evidence(token, "named")
@@ -151,34 +181,70 @@ def _quoted(texts: list[str], names: set[str], values: list[tuple[str, str]]) ->
 
 
 def _named_as_word(texts: list[str], names: set[str]) -> Evidence | None:
+    """A parameter named as a word, whatever its case ("Request URL is missing" for
+    ``url``), in an error about the call's values."""
+    by_case = {name.lower(): name for name in names if len(name) >= 2}
     for text in texts:
         for word in WORD.findall(text):
-            if word in names and len(word) >= 2:
-                return Evidence(word, "named")
+            if word.lower() in by_case:
+                return Evidence(by_case[word.lower()], "named")
     return None
 
 
-def _word_in_value(texts: list[str], values: list[tuple[str, str]]) -> Evidence | None:
+def _word_in_value(
+    texts: list[str], names: set[str], values: list[tuple[str, str]]
+) -> Evidence | None:
+    """A word the error quotes, or ends with after a colon, inside a longer argument
+    (``SELEC`` in a query); a dotted one may name a parameter by its last part
+    (``customers.name``)."""
     for text in texts:
         tokens = [token for token in quoted(text) if len(token) >= MIN_WORD]
         after = AFTER_COLON.search(text)
         if after:
-            tokens.append(after[1].rstrip(".,;)"))
+            token = after[1].rstrip(".,;)")
+            if "." in token and token.rsplit(".", 1)[1] in names:
+                return Evidence(token.rsplit(".", 1)[1], "named")
+            tokens.append(token)
         for token in tokens:
-            pattern = re.compile(rf"(?<![\w]){re.escape(token)}(?![\w])")
+            pattern = re.compile(_bounded(token))
             for path, value in values:
                 if path and len(value) > len(token) and pattern.search(value):
                     return Evidence(path, "word_in_value")
     return None
 
 
+def _bounded(token: str) -> str:
+    """``token`` as a regex that matches it as a whole word where its ends are word
+    characters (``ftp://`` inside ``ftp://host`` still matches)."""
+    start = r"(?<!\w)" if re.match(r"\w", token) else ""
+    end = r"(?!\w)" if re.search(r"\w$", token) else ""
+    return start + re.escape(token) + end
+
+
+def _value_in_text(texts: list[str], values: list[tuple[str, str]]) -> Evidence | None:
+    """An argument's whole value, as a word of the error though not quoted ("No time zone
+    found with key Mars/Olympus", "model: claude-nonexistent")."""
+    for text in texts:
+        for path, value in values:
+            usable = path and len(value) >= MIN_WORD and not value.isdigit()
+            if usable and re.search(_bounded(value), text):
+                return Evidence(path, "value_in_text")
+    return None
+
+
 def _url_segment(texts: list[str], values: list[tuple[str, str]]) -> Evidence | None:
+    """An argument's value as a part of a URL the error quotes: the one found last in the
+    URL, its most specific part (``repos/octocat/Hello-Wrold``: the repository)."""
     for text in texts:
         for url in URL.findall(text):
-            segments = set(re.split(r"[/?&=#]", url.split("://", 1)[-1]))
-            for path, value in values:
-                if path and len(value) >= MIN_WORD and value in segments:
-                    return Evidence(path, "url")
+            segments = re.split(r"[/?&=#]", url.split("://", 1)[-1])
+            found = [
+                (segments.index(value), path)
+                for path, value in values
+                if path and len(value) >= MIN_WORD and value in segments
+            ]
+            if found:
+                return Evidence(max(found)[1], "url")
     return None
 
 

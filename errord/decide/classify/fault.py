@@ -17,8 +17,9 @@ arguments' (permanent: the same call fails again), and names the parameter of an
 of the arguments. It never turns what time or a person fixes into the model's. A JSON or
 regular expression error with no argument that fails to parse is the tool's own: it parsed
 what its backend answered (UNKNOWN, transient, for the backend: an error page where JSON
-was due), or its own pattern (INTERNAL). A manifest's rule decides the class; the call's
-evidence still names the parameter, not the class.
+was due), or its own pattern (INTERNAL); so is a ValueError that quotes a value the call
+never gave. A manifest's rule decides the class, and a default rule may say who can act
+(a 402 is a person's); the call's evidence then names the parameter, not the class.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from errord.decide.classify.evidence import Evidence, argument_evidence
+from errord.decide.classify.evidence import (
+    Evidence,
+    argument_evidence,
+    framed_parameter,
+    quoted,
+)
 from errord.decide.classify.tier import PERMANENT, TRANSIENT, verdict
 from errord.decide.model import Classification, ErrorClass, ErrorCode, Fault, JSONValue, ToolFailure
 
@@ -58,6 +64,17 @@ PARSING_RULES: Final = {
     ),
 }
 """Parsing errors whose value must be found in the call, and what they are without it."""
+
+
+VALUE_ERROR: Final = "default:exception_family:value_error"
+VALUE_OF_THE_TOOL: Final = verdict(
+    ErrorCode.INTERNAL, "default:exception_family:value_of_the_tool", PERMANENT
+)
+
+
+def _quotes_a_value(failure: ToolFailure) -> bool:
+    """Whether the error quotes a value that is not a parameter's name."""
+    return bool(quoted(failure.message)) and not framed_parameter(failure.message)
 
 
 def default_fault(code: ErrorCode, error_class: ErrorClass) -> Fault:
@@ -99,12 +116,16 @@ def with_fault(
             about_values=code is ErrorCode.INVALID_INPUT,
             parsing=parsing,
         )
-    if by_manifest:
-        fault = default_fault(code, error_class)
-        return _set(classification, fault, evidence.parameter if evidence else "")
+    if by_manifest or classification.fault is not None:  # the rule decided who can act
+        fault = classification.fault or default_fault(code, error_class)
+        parameter = evidence.parameter if evidence and fault is Fault.ARGUMENTS else ""
+        return _set(classification, fault, parameter)
     if parsing and (evidence is None or not evidence.strong):
         assert without is not None
         return _set(without, default_fault(without.code, without.error_class), "")
+    if classification.rule == VALUE_ERROR and evidence is None and _quotes_a_value(failure):
+        # It quotes a value the call never gave: one the tool read elsewhere (its backend's).
+        return _set(VALUE_OF_THE_TOOL, Fault.TOOL, "")
     if evidence is not None and _decides(code, evidence):
         return Classification(
             ErrorClass.PERMANENT, code, classification.rule, Fault.ARGUMENTS, evidence.parameter

@@ -32,7 +32,12 @@ from errord_client._classify.classification import (
     searchable,
     service_error_code,
 )
-from errord_client._classify.evidence import Evidence, argument_evidence, names_of
+from errord_client._classify.evidence import (
+    Evidence,
+    argument_evidence,
+    framed_parameter,
+    names_of,
+)
 from errord_client._classify.fault import default_fault, fault_of, with_fault
 
 __all__ = [
@@ -56,6 +61,7 @@ __all__ = [
     "classify",
     "default_fault",
     "fault_of",
+    "framed_parameter",
     "http_status_code",
     "names_of",
     "normalize",

@@ -20,10 +20,12 @@ Python names them precisely, and the name decides more than any word of the mess
   (ENOSPC, EDQUOT) or a read-only one UNAVAILABLE and permanent (a person must free
   space), a busy resource (EAGAIN, EMFILE) UNAVAILABLE and transient.
 - The DB-API's exception classes (sqlite3, psycopg, pymysql... name them alike):
-  IntegrityError and DataError are the call's values, ProgrammingError its statement,
-  OperationalError the database's state, InterfaceError the tool's own use of the
-  driver. Their messages say more ("no such column: prce", "database is locked"), and the
-  phrases read them first: these are the defaults when the message names nothing.
+  IntegrityError and DataError are the call's values, OperationalError the database's
+  state, ProgrammingError and InterfaceError the tool's own use of the driver (a
+  statement whose syntax error quotes the call's query is the call's: the message's
+  phrases and the call's evidence say so). Their messages say more ("no such column:
+  prce", "database is locked"), and the phrases read them first: these are the defaults
+  when the message names nothing.
 
 ``BUILTIN_TIER`` is read after the HTTP status and before the message's phrases (a
 KeyError's message is a key, not a phrase: KeyError('permission') is no AUTH);
@@ -119,7 +121,7 @@ whose value errord.decide.classify.fault looks for in the call."""
 DB_API: Final[dict[str, Classification]] = {
     "IntegrityError": verdict(ErrorCode.INVALID_INPUT, "default:exception_family:db_integrity"),
     "DataError": verdict(ErrorCode.INVALID_INPUT, "default:exception_family:db_data"),
-    "ProgrammingError": verdict(ErrorCode.INVALID_INPUT, "default:exception_family:db_statement"),
+    "ProgrammingError": verdict(ErrorCode.INTERNAL, "default:exception_family:db_statement"),
     "OperationalError": verdict(ErrorCode.UNAVAILABLE, "default:exception_family:db_operational"),
     "InterfaceError": verdict(ErrorCode.INTERNAL, "default:exception_family:db_interface"),
     "NotSupportedError": verdict(ErrorCode.UNSUPPORTED, "default:exception_family:db_unsupported"),
@@ -127,7 +129,16 @@ DB_API: Final[dict[str, Classification]] = {
 }
 """The DB-API's exception classes (PEP 249), when the message names no cause."""
 
+SETTING: Final = re.compile(
+    r"""['"][A-Z][A-Z0-9]*_[A-Z0-9_]*(?:KEY|TOKEN|SECRET|URL|HOST|PASSWORD|DSN)['"]"""
+)
+"""A KeyError of an unset environment variable: ``os.environ["WEATHER_API_KEY"]``."""
+
 BUG = verdict(ErrorCode.INTERNAL, "default:exception_family:bug")
+MISSING_SETTING = verdict(
+    ErrorCode.UNAVAILABLE, "default:exception_family:missing_setting", PERMANENT
+)
+"""A setting the tool needs is not there: whoever deploys the tool must set it."""
 CALL_MISMATCH = verdict(ErrorCode.INVALID_INPUT, "default:exception_family:call_mismatch")
 NOT_IMPLEMENTED = verdict(ErrorCode.UNSUPPORTED, "default:exception_family:not_implemented")
 PARSING = {
@@ -143,7 +154,7 @@ ERRNO_VERDICTS = {
 
 
 def builtin_family(exception_type: str, message: str) -> Classification | None:
-    """What a built-in exception of the tool's code says (``message`` lowercased): a bug,
+    """What a built-in exception of the tool's code says, and its message: a bug,
     a call that did not fit the function, a value that did not parse, an errno; None for
     any other exception (``is_builtin_family``)."""
     if exception_type in PARSING:
@@ -151,14 +162,16 @@ def builtin_family(exception_type: str, message: str) -> Classification | None:
     if not is_builtin_family(exception_type):
         return None
     if exception_type == "TypeError":
-        return CALL_MISMATCH if TYPE_MISMATCH_OF_THE_CALL.search(message) else BUG
+        return CALL_MISMATCH if TYPE_MISMATCH_OF_THE_CALL.search(message.lower()) else BUG
+    if exception_type == "KeyError" and SETTING.fullmatch(message.strip()):
+        return MISSING_SETTING
     if exception_type in BUGS:
         return BUG
     if exception_type == "NotImplementedError":
         return NOT_IMPLEMENTED
     if exception_type in OS_ERRORS:
         return OS_ERRORS[exception_type]
-    return errno_verdict(message)  # OSError itself
+    return errno_verdict(message.lower())  # OSError itself
 
 
 def errno_verdict(message: str) -> Classification | None:

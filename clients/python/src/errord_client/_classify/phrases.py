@@ -97,6 +97,8 @@ OVERRIDING_PHRASES: tuple[Rule, ...] = (
 # Phrases that name one cause, read after the status: "401 Unauthorized" with a 401 stays
 # default:http_status:401.
 PHRASES: tuple[Rule, ...] = (
+    # An MCP server's tool raised: FastMCP says so, and the tool's own code is at fault.
+    rule("tool_crashed", ("error executing tool",), ErrorCode.INTERNAL),
     rule(
         "contention",
         ("deadlock", "database (?:table )?is locked", "could not serialize"),

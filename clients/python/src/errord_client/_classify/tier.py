@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from errord_client.classify_model import Classification, ErrorClass, ErrorCode
+from errord_client.classify_model import Classification, ErrorClass, ErrorCode, Fault
 
 TRANSIENT, PERMANENT = ErrorClass.TRANSIENT, ErrorClass.PERMANENT
 
@@ -47,9 +47,15 @@ into it: U+0130 (capital I with dot above, which it turns into two characters), 
 
 
 def verdict(
-    code: ErrorCode, rule_name: str, error_class: ErrorClass | None = None
+    code: ErrorCode,
+    rule_name: str,
+    error_class: ErrorClass | None = None,
+    *,
+    fault: Fault | None = None,
 ) -> Classification:
-    return Classification(error_class or DEFAULT_CLASSES[code], code, rule_name)
+    """A rule's classification: its code's default class unless it says its own; its
+    ``fault`` when the rule knows who can act whatever the call (a 402: a person)."""
+    return Classification(error_class or DEFAULT_CLASSES[code], code, rule_name, fault)
 
 
 def searchable(text: str) -> str:

@@ -215,6 +215,8 @@ class CallRun:
                 message=failure.message if failure else verdict.reason,
                 user_message=verdict.user_message,
                 retryable=verdict.error_class == "transient",
+                fault=verdict.fault,
+                parameter=verdict.parameter,
             ),
             attempts=self.attempts,
             fallback_used=self.fallback_used,

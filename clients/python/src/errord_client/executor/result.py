@@ -69,6 +69,11 @@ class ResultError:
     """What to tell the user, in plain words."""
     retryable: bool
     """Whether calling again later may succeed."""
+    fault: str = ""
+    """Who can act on the failure: "ARGUMENTS" (the model), "TOOL" (its own code),
+    "BACKEND" (time), "PERSON" (someone must), or "" when nobody said."""
+    parameter: str = ""
+    """The call's parameter the failure is about, when known."""
 
     def to_dict(self) -> dict[str, Any]:
         """The fields by name."""
