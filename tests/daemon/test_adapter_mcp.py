@@ -310,25 +310,27 @@ async def test_a_protocol_error_reaches_errord_as_invalid_input(errord: InProces
 @pytest.mark.parametrize(
     ("code", "kind", "failure_code"),
     [
-        (mcp_types.INVALID_PARAMS, adapter.InvalidParams, ""),
-        (mcp_types.INVALID_REQUEST, adapter.InvalidRequest, ""),
-        (mcp_types.METHOD_NOT_FOUND, adapter.MethodNotFound, ""),
+        (mcp_types.INVALID_PARAMS, adapter.InvalidParams, "INVALID_INPUT"),
+        (mcp_types.INVALID_REQUEST, adapter.InvalidRequest, "INVALID_INPUT"),
+        (mcp_types.METHOD_NOT_FOUND, adapter.MethodNotFound, "TOOL_NOT_FOUND"),
         (mcp_types.REQUEST_TIMEOUT, adapter.RequestTimeout, "TIMEOUT"),
         (mcp_types.CONNECTION_CLOSED, adapter.ConnectionClosed, "CONNECTION"),
-        (mcp_types.INTERNAL_ERROR, adapter.MCPProtocolError, ""),
+        (mcp_types.INTERNAL_ERROR, adapter.MCPProtocolError, "INTERNAL"),
+        (mcp_types.PARSE_ERROR, adapter.MCPProtocolError, ""),
     ],
 )
-def test_each_protocol_error_code_has_the_type_errord_reads(
+def test_each_protocol_error_code_has_the_type_and_code_errord_reads(
     code: int, kind: type[adapter.MCPProtocolError], failure_code: str
 ) -> None:
-    """The error's type names its code; timeouts and closed connections are the built-in
-    TimeoutError and ConnectionError too, which the executor reads as TIMEOUT and
-    CONNECTION itself. The message is the server's, the code and data kept."""
+    """The error's type names its code, and the executor reports the JSON-RPC code as
+    api_code with the code it means to errord (a parse error's is errord's to infer). The
+    message is the server's, the code and data kept."""
     error = adapter.protocol_error(MCPError(code, "upstream said no", {"why": "test"}))
     assert type(error) is kind
     assert (str(error), error.code, error.data) == ("upstream said no", code, {"why": "test"})
     failure = failure_from_exception(error)
     assert failure.code == failure_code
+    assert (failure.api_code, failure.api_message) == (str(code), "upstream said no")
     assert failure.exception_type == f"errord_client.adapters.mcp.{kind.__qualname__}"
 
 
