@@ -334,6 +334,35 @@ def test_each_protocol_error_code_has_the_type_and_code_errord_reads(
     assert failure.exception_type == f"errord_client.adapters.mcp.{kind.__qualname__}"
 
 
+async def test_the_server_checks_an_mcp_tools_arguments(errord: InProcessDaemon) -> None:
+    """An MCP server validates its tools' arguments itself: the executor calls it with the
+    model's arguments as written (validates_arguments). MCPServer takes 2.0 for an int and
+    an extra argument; a call missing ``query`` reaches the server, whose refusal is the
+    failure errord decides on."""
+    mcp = Weather()
+    async with connected(mcp.server) as client:
+        tools = await adapter.mcp_tools(client)
+        assert all(tool.validates_arguments for tool in tools)
+        async with Executor(tools, target=errord.address) as executor:
+            taken, refused = await executor.run(
+                [
+                    {
+                        "id": "a1",
+                        "name": "search",
+                        "arguments": {"query": "rain", "limit": 2.0, "lang": "en"},
+                    },
+                    {"id": "a2", "name": "search", "arguments": {"limit": 2}},
+                ],
+                turn_id="turn-args",
+            )
+    assert (taken.status, taken.ignored_arguments) == (ResultStatus.SUCCEEDED, ())
+    assert refused.status is not ResultStatus.SUCCEEDED
+    assert mcp.calls["search"] == 1  # MCPServer refused the second before the tool ran
+    [failure] = (await failures(errord, "turn-args"))["a2"]
+    assert failure.error.exception_type == "errord_client.adapters.mcp.MCPToolError"
+    assert "validation error" in failure.error.message
+
+
 # Timeouts, names, pages, content
 
 

@@ -27,6 +27,7 @@ from errord_client.executor.failures import (
     ToolFailure,
     failure_from_exception,
 )
+from errord_client.tools import InvalidArguments
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client, MCPError
@@ -590,3 +591,11 @@ def test_an_mcp_error_of_the_sdks_first_versions_is_read_too() -> None:
         "-32602",
         "Invalid arguments for tool search: limit",
     )
+
+
+# The executor's own refusals
+
+
+def test_invalid_arguments_name_their_parameter() -> None:
+    failure = failure_from_exception(InvalidArguments(["missing 'city'"], parameter="city"))
+    assert (failure.code, failure.api_parameter) == ("INVALID_INPUT", "city")

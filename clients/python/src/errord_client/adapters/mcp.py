@@ -19,6 +19,10 @@ errord as the server said it:
   internal error (-32603) INTERNAL, RequestTimeout TIMEOUT, ConnectionClosed (the session
   closed, its stdio pipe broken) CONNECTION; any other code is classified by its message.
 
+The server checks a call's arguments against its own schema (an MCP server validates
+server-side, as ``MCPServer`` does with pydantic), so the executor does not check them
+first: each Tool is ``validates_arguments``, and the server's refusal is the failure.
+
 ``ErrordMCPSession`` puts the executor behind the session's own ``call_tool``: the same
 arguments, and a ``CallToolResult`` back, the server's own when the call succeeded (after
 errord's retries, perhaps), else one with ``isError`` and errord's text for the model.
@@ -184,7 +188,10 @@ def tools_from_mcp(
             raise ValueError(f"two MCP tools are both named {name!r} for errord")
         parameters = {"type": "object", **definition.input_schema}
         function = _caller(session, definition.name, name)
-        tools[name] = Tool(name, parameters, definition.description or "", function=function)
+        description = definition.description or ""
+        tools[name] = Tool(
+            name, parameters, description, function=function, validates_arguments=True
+        )
     return list(tools.values())
 
 

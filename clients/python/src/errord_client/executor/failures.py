@@ -25,6 +25,8 @@ its attributes, never by importing those libraries:
   gives its code as ``api_code`` ("-32602") and its message as ``api_message``, and its
   code says the ``code``: -32602 and -32600 INVALID_INPUT, -32601 TOOL_NOT_FOUND, -32603
   INTERNAL, -32001 TIMEOUT, -32000 (the connection closed) CONNECTION, -32002 NOT_FOUND.
+- the executor's own ``InvalidArguments`` is ``INVALID_INPUT``, the parameter it names
+  (``InvalidArguments.parameter``, as a framework's validator said it) as ``api_parameter``.
 - anything else gives its type and message only, and errord infers the code.
 
 An exception may carry what the tool produced before it failed in a
@@ -47,6 +49,7 @@ from google.protobuf import json_format, struct_pb2
 
 from errord_client.client import as_duration
 from errord_client.executor.api_words import NO_WORDS, ApiWords, api_words, jsonrpc_error
+from errord_client.tools.arguments import InvalidArguments
 from errord_client.v1 import errord_pb2 as pb
 
 MAX_MESSAGE_BYTES: Final = 4096
@@ -195,6 +198,8 @@ def failure_from_exception(
     if rpc is not None:
         code = JSONRPC_CODES.get(rpc[0], code)
         words = ApiWords(rpc[1], "", str(rpc[0]))
+    elif isinstance(error, InvalidArguments):
+        words = ApiWords(parameter=error.parameter)
     return ToolFailure(
         message=_cut(_text(error), MAX_MESSAGE_BYTES),
         exception_type=exception_type(type(error))[:MAX_EXCEPTION_TYPE_LENGTH],
