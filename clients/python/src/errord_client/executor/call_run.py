@@ -14,6 +14,7 @@ from errord_client.client import as_duration
 from errord_client.executor.batch import Batch
 from errord_client.executor.board import ToolBoard
 from errord_client.executor.calls import ToolCall
+from errord_client.executor.declarations import Declarations
 from errord_client.executor.failures import ToolFailure, failure_from_exception
 from errord_client.executor.link import ErrordLink, as_struct
 from errord_client.executor.local_policy import LocalPolicy
@@ -32,6 +33,7 @@ class Runner:
     link: ErrordLink
     local_policy: LocalPolicy
     threads: concurrent.futures.Executor
+    declarations: Declarations
 
 
 class CallRun:
@@ -165,6 +167,9 @@ class CallRun:
             arguments=as_struct(self.call.arguments),
             elapsed=as_duration(elapsed),
         )
+        if self.running is not None:
+            timeout = self.timeout or self.runner.board.timeout(self.tool)
+            request.tool_declaration.CopyFrom(self.runner.declarations.of(self.running, timeout))
         verdict = await self.link.decide(request)
         if verdict is None:
             verdict = self.runner.local_policy.decide(
