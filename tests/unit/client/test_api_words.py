@@ -6,7 +6,6 @@ its code, as api_code and as the code errord reads."""
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -19,8 +18,6 @@ import httpx2
 import openai
 import pytest
 import requests
-import requests.adapters
-import urllib3
 from errord_client.executor.api_words import MAX_BODY_BYTES, MAX_NAME_LENGTH
 from errord_client.executor.failures import (
     MAX_MESSAGE_BYTES,
@@ -34,6 +31,8 @@ from mcp import Client, MCPError
 from mcp.server.mcpserver import MCPServer
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
+
+from tests.fakes import CannedAdapter
 
 STRIPE = {
     "error": {
@@ -66,29 +65,9 @@ def httpx_error(status: int, content: bytes, content_type: str = "application/js
     return raised.value
 
 
-class Canned(requests.adapters.HTTPAdapter):
-    """A requests transport answering every request with one status and body, through
-    requests' own response building (so a session reads it, or streams it)."""
-
-    def __init__(self, status: int, body: bytes) -> None:
-        super().__init__()
-        self.status, self.body = status, body
-        self.raw: io.BytesIO | None = None
-
-    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
-        self.raw = io.BytesIO(self.body)
-        raw = urllib3.HTTPResponse(
-            body=self.raw,
-            status=self.status,
-            headers={"content-type": "application/json"},
-            preload_content=False,
-        )
-        return self.build_response(request, raw)
-
-
 def requests_error(status: int, body: bytes, *, stream: bool = False) -> requests.HTTPError:
     session = requests.Session()
-    session.mount("https://", Canned(status, body))
+    session.mount("https://", CannedAdapter(status, body))
     response = session.get("https://api.example/v1/charges", stream=stream)
     with pytest.raises(requests.HTTPError) as raised:
         response.raise_for_status()
@@ -149,7 +128,7 @@ def test_a_streamed_requests_response_not_read_is_left_unread() -> None:
     """``stream=True``: requests has not read the body; reading ``content`` would read
     the socket, so nothing is read."""
     session = requests.Session()
-    canned = Canned(400, json.dumps(STRIPE).encode())
+    canned = CannedAdapter(400, json.dumps(STRIPE).encode())
     session.mount("https://", canned)
     response = session.get("https://api.example/v1/charges", stream=True)
     with pytest.raises(requests.HTTPError) as raised:
