@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 MAX_PARAMETER_LENGTH: Final = 512
 """Characters of a parameter's name kept in ``InvalidArguments.parameter``."""
@@ -86,9 +85,9 @@ class InvalidArguments(ValueError):
         return cls(problems or [str(error) or type(error).__name__], parameter=parameter)
 
 
-@dataclass(frozen=True, slots=True)
-class Accepted:
-    """A call's arguments as its tool is called with them."""
+class Accepted(NamedTuple):
+    """A call's arguments as its tool is called with them (a tuple: the executor makes
+    one for every call it runs)."""
 
     arguments: Mapping[str, Any]
     """The arguments the tool gets: the call's own, or a copy with integer-valued numbers
@@ -103,9 +102,11 @@ def accept_arguments(schema: Mapping[str, Any], arguments: object) -> Accepted:
     schema's order, then each argument in call order, then the arguments ignored."""
     if not isinstance(arguments, Mapping):
         raise InvalidArguments([f"arguments must be an object, not {json_type(arguments)}"])
+    problems = [(name, f"missing '{name}'") for name in _missing(schema, arguments)]
+    if not arguments:  # nothing to look at: most calls of tools without parameters
+        return _accepted(problems, (), arguments)
     properties: Mapping[str, Any] = schema.get("properties") or {}
     closed = schema.get("additionalProperties") is False
-    problems = [(name, f"missing '{name}'") for name in _missing(schema, arguments)]
     ignored: list[str] = []
     integers: dict[str, int] = {}
     for name, value in arguments.items():
@@ -117,13 +118,20 @@ def accept_arguments(schema: Mapping[str, Any], arguments: object) -> Accepted:
             problems.append((name, f"'{name}' must be {_describe(declared)}"))
         elif isinstance(value, float) and _integers_only(declared):
             integers[name] = int(value)
+    if not problems and (ignored or integers):
+        taken = {name: value for name, value in arguments.items() if name not in ignored}
+        arguments = taken | integers
+    return _accepted(problems, tuple(ignored), arguments)
+
+
+def _accepted(
+    problems: list[tuple[str, str]], ignored: tuple[str, ...], arguments: Mapping[str, Any]
+) -> Accepted:
+    """The arguments taken, or InvalidArguments for the problems (the ignored after them)."""
     if problems:
         phrases = [phrase for _, phrase in problems] + [f"unexpected '{n}'" for n in ignored]
         raise InvalidArguments(phrases, parameter=problems[0][0])
-    if not ignored and not integers:
-        return Accepted(arguments)
-    taken = {name: value for name, value in arguments.items() if name not in ignored}
-    return Accepted(taken | integers, tuple(ignored))
+    return Accepted(arguments, ignored)
 
 
 def check_arguments(schema: Mapping[str, Any], arguments: object) -> None:
@@ -141,7 +149,8 @@ def argument_problems(schema: Mapping[str, Any], arguments: object) -> Iterator[
 
 
 def _missing(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list[str]:
-    return [name for name in schema.get("required") or () if name not in arguments]
+    required = schema.get("required")
+    return [name for name in required if name not in arguments] if required else []
 
 
 def _satisfies(schema: object, value: object) -> bool:
