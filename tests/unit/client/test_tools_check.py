@@ -269,6 +269,10 @@ def test_every_pydantic_error_is_a_problem_and_values_are_never_quoted() -> None
     assert "secret-ish" not in str(refused.problems)
 
 
+def test_a_parameter_is_named_in_printable_characters_only() -> None:
+    assert InvalidArguments(["unexpected"], parameter="to\x00ken\n").parameter == "token"
+
+
 def test_an_error_without_pydantics_errors_is_its_own_text() -> None:
     refused = InvalidArguments.from_validation_error(ValueError("the tool said no"))
     assert (refused.problems, refused.parameter) == (("the tool said no",), "")

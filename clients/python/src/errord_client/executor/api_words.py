@@ -272,8 +272,12 @@ def _name(value: Any) -> str:
 
 
 def _short(text: str) -> str:
-    """An identifier-like text on one line, at most MAX_NAME_LENGTH characters."""
-    return " ".join(text.split())[:MAX_NAME_LENGTH]
+    """An identifier-like text: on one line, printable characters only (errord shows it in
+    logs and texts), at most MAX_NAME_LENGTH characters."""
+    line = " ".join(text.split())
+    if not line.isprintable():
+        line = "".join(character for character in line if character.isprintable())
+    return line[:MAX_NAME_LENGTH]
 
 
 def _reason_words(message: Any, status: Any) -> ApiWords:

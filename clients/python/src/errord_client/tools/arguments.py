@@ -64,7 +64,7 @@ class InvalidArguments(ValueError):
         if not problems:
             raise ValueError("InvalidArguments needs at least one problem")
         self.problems: tuple[str, ...] = tuple(problems)
-        self.parameter = parameter[:MAX_PARAMETER_LENGTH]
+        self.parameter = _printable(parameter)[:MAX_PARAMETER_LENGTH]
         """The parameter the first problem is about; "" when it is about none (arguments
         that are not an object)."""
         ValueError.__init__(self, f"Invalid parameters: {self.problems[0]}")
@@ -242,6 +242,12 @@ def _same_json(value: object, option: object) -> bool:
 
 def _show(value: object) -> str:
     return f"'{value}'" if isinstance(value, str) else repr(value)
+
+
+def _printable(name: str) -> str:
+    """``name`` without the characters a log line or a model's text should not hold (a
+    framework may name a key the model wrote)."""
+    return name if name.isprintable() else "".join(c for c in name if c.isprintable())
 
 
 # A framework validator's refusal.
