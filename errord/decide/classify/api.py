@@ -47,15 +47,18 @@ API_CODES: Final[dict[str, Classification]] = {
         ("overloaded_error", ErrorCode.UNAVAILABLE, None),
         ("service_unavailable", ErrorCode.UNAVAILABLE, None),
         ("api_error", ErrorCode.UNKNOWN, None),
-        # JSON-RPC 2.0, as MCP servers answer: invalid params, no such method (tool),
-        # internal error, parse error, invalid request; MCP's request timeout, and
-        # resource not found.
+        # JSON-RPC 2.0, as MCP servers answer: invalid params (the call's); no such method
+        # (the server does not do what the client asked: an unknown tool is a tool result
+        # "Unknown tool", not this); the server's internal error (as a 500); a parse error
+        # or an invalid request (the client's own); MCP's request timeout, its connection
+        # closed, and a resource not found.
         ("-32602", ErrorCode.INVALID_INPUT, None),
-        ("-32601", ErrorCode.TOOL_NOT_FOUND, None),
-        ("-32603", ErrorCode.INTERNAL, None),
+        ("-32601", ErrorCode.UNSUPPORTED, None),
+        ("-32603", ErrorCode.UNKNOWN, None),
         ("-32700", ErrorCode.INTERNAL, None),
         ("-32600", ErrorCode.INTERNAL, None),
         ("-32001", ErrorCode.TIMEOUT, None),
+        ("-32000", ErrorCode.CONNECTION, None),
         ("-32002", ErrorCode.NOT_FOUND, None),
     )
 }

@@ -96,8 +96,6 @@ OVERRIDING_PHRASES: tuple[Rule, ...] = (
 # Phrases that name one cause, read after the status: "401 Unauthorized" with a 401 stays
 # default:http_status:401.
 PHRASES: tuple[Rule, ...] = (
-    # An MCP server's tool raised: FastMCP says so, and the tool's own code is at fault.
-    rule("tool_crashed", ("error executing tool",), ErrorCode.INTERNAL),
     rule(
         "contention",
         ("deadlock", "database (?:table )?is locked", "could not serialize"),
@@ -131,6 +129,8 @@ PHRASES: tuple[Rule, ...] = (
             "credential",
             "expired[ _]?token",
             "token[ _]expired",
+            r"invalid[ _](?:access[ _]|auth[ _]|bearer[ _])?token",
+            "token is invalid",
             "security token",
             "access key",
             "request signature",
@@ -225,4 +225,10 @@ WORDS: tuple[Rule, ...] = (
         ),
         ErrorCode.INVALID_INPUT,
     ),
+)
+
+# Read last, when nothing else in the message named a cause: an MCP server's tool raised
+# (FastMCP prefixes what it raised with this), so the tool's own code is at fault.
+LAST_PHRASES: tuple[Rule, ...] = (
+    rule("tool_crashed", ("error executing tool",), ErrorCode.INTERNAL),
 )

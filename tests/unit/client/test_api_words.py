@@ -24,6 +24,7 @@ from errord_client.executor.failures import (
     ToolFailure,
     failure_from_exception,
 )
+from errord_client.executor.local_policy import local_classification
 from errord_client.tools import InvalidArguments
 from hypothesis import given
 from hypothesis import strategies as st
@@ -510,24 +511,33 @@ def test_an_error_without_a_status_reads_no_body() -> None:
     ("code", "errord_code"),
     [
         (-32602, "INVALID_INPUT"),
-        (-32600, "INVALID_INPUT"),
-        (-32601, "TOOL_NOT_FOUND"),
-        (-32603, "INTERNAL"),
+        (-32600, "INTERNAL"),
+        (-32601, "UNSUPPORTED"),
+        (-32603, "UNKNOWN"),
         (-32001, "TIMEOUT"),
         (-32000, "CONNECTION"),
         (-32002, "NOT_FOUND"),
-        (-32700, ""),  # a parse error: errord infers it
-        (-32099, ""),
+        (-32700, "INTERNAL"),
     ],
 )
-def test_an_mcp_error_gives_its_json_rpc_code_and_message(code: int, errord_code: str) -> None:
-    failure = failure_from_exception(MCPError(code, "Unknown tool: serach", {"tool": "serach"}))
+def test_an_mcp_error_gives_its_json_rpc_code_and_message_which_errord_reads(
+    code: int, errord_code: str
+) -> None:
+    """The JSON-RPC code is the API's own: the executor sends it, and errord's rules (the
+    local policy's copy of them too) read it."""
+    failure = failure_from_exception(MCPError(code, "the call failed", {"tool": "search"}))
     assert (failure.code, failure.api_code, failure.api_message) == (
-        errord_code,
+        "",
         str(code),
-        "Unknown tool: serach",
+        'the call failed ({"tool": "search"})',
     )
     assert failure.exception_type == "mcp.MCPError"
+    assert local_classification(failure, {}).code.value == errord_code
+
+
+def test_an_mcp_error_of_a_code_errord_does_not_know_is_left_to_its_words() -> None:
+    failure = failure_from_exception(MCPError(-32099, "server busy"))
+    assert (failure.code, failure.api_code, failure.api_message) == ("", "-32099", "server busy")
 
 
 async def test_a_closed_mcp_session_is_a_connection_failure() -> None:
@@ -544,7 +554,8 @@ async def test_a_closed_mcp_session_is_a_connection_failure() -> None:
     with pytest.raises(MCPError) as raised:
         await session.call_tool("echo", {"text": "hello"})
     failure = failure_from_exception(raised.value)
-    assert (failure.code, failure.api_code) == ("CONNECTION", "-32000")
+    assert failure.api_code == "-32000"
+    assert local_classification(failure, {}).code.value == "CONNECTION"
 
 
 @pytest.mark.parametrize(
@@ -565,11 +576,11 @@ def test_an_mcp_error_of_the_sdks_first_versions_is_read_too() -> None:
     error = older("Invalid arguments for tool search: limit")
     error.error = ErrorData()
     failure = failure_from_exception(error)
-    assert (failure.code, failure.api_code, failure.api_message) == (
-        "INVALID_INPUT",
+    assert (failure.api_code, failure.api_message) == (
         "-32602",
         "Invalid arguments for tool search: limit",
     )
+    assert local_classification(failure, {"limit": 5}).code.value == "INVALID_INPUT"
 
 
 # The executor's own refusals

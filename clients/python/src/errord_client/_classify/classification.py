@@ -24,7 +24,8 @@ Normalization reads what executors really send, the most specific evidence first
    not known", "Parameter 'query' cannot be empty"), where no status said otherwise;
 8. a gRPC status name in the message ("status = StatusCode.UNAVAILABLE");
 9. a generic word of the message ("timed out", "not found", "invalid");
-10. the DB-API exception class's default (IntegrityError, OperationalError...);
+10. what an MCP server says of a tool of its that raised ("Error executing tool"), and
+    the DB-API exception class's default (IntegrityError, OperationalError...);
 
 else UNKNOWN. Each code has a default class: timeouts, connection faults, rate limits,
 unavailable services and unknown errors are transient; everything the caller got wrong,
@@ -58,10 +59,11 @@ from errord_client._classify.codes import (
     HTTP_STATUS_FAULTS,
 )
 from errord_client._classify.families import builtin_family, default_family, is_builtin_family
-from errord_client._classify.phrases import OVERRIDING_PHRASES, PHRASES, WORDS
+from errord_client._classify.phrases import LAST_PHRASES, OVERRIDING_PHRASES, PHRASES, WORDS
 from errord_client._classify.status import quoted_http_status
 from errord_client._classify.tier import (
     DEFAULT_CLASSES,
+    PERMANENT,
     SEARCHED_CHARS,
     Rule,
     Tier,
@@ -106,6 +108,7 @@ PHRASE_TIER = Tier(PHRASES, "message")
 API_OVERRIDING_TIER = Tier(OVERRIDING_PHRASES, "api_message")
 API_PHRASE_TIER = Tier(PHRASES, "api_message")
 WORD_TIER = Tier(WORDS, "message")
+LAST_TIER = Tier(LAST_PHRASES, "message")
 
 # Case-sensitive: "StatusCode.UNAVAILABLE", "14 UNAVAILABLE: ...", "status": "NOT_FOUND".
 GRPC_STATUS = re.compile("|".join(literal_first(rf"\b{name}\b") for name in GRPC_STATUS_CODES))
@@ -125,6 +128,14 @@ def normalize(failure: ToolFailure) -> Classification:
     it (the code's default class unless the rule carries its own), and that rule."""
     if failure.code is not None and failure.code is not ErrorCode.UNKNOWN:
         return CODE_VERDICTS[failure.code]
+    found = _normalized(failure)
+    fault = HTTP_STATUS_FAULTS.get(failure.http_status or 0)
+    if fault is not None and found.fault is not fault:  # the status says who, whatever else
+        return Classification(PERMANENT, found.code, found.rule, fault)
+    return found
+
+
+def _normalized(failure: ToolFailure) -> Classification:
     message = failure.message[:SEARCHED_CHARS]
     text = searchable(message)
     exception_type = failure.exception_type
@@ -139,6 +150,7 @@ def normalize(failure: ToolFailure) -> Classification:
         or PHRASE_TIER.first_match(text)
         or grpc_status_verdict(message)
         or WORD_TIER.first_match(text)
+        or LAST_TIER.first_match(text)
         or default_family(exception_type)
         or UNKNOWN_VERDICT
     )
@@ -173,7 +185,7 @@ def http_status_verdict(status: int | None, rule_prefix: str) -> Classification 
     code = None if status is None else http_status_code(status)
     if code is None:
         return None
-    return verdict(code, f"{rule_prefix}:{status}", fault=HTTP_STATUS_FAULTS.get(status or 0))
+    return verdict(code, f"{rule_prefix}:{status}")
 
 
 def grpc_status_verdict(message: str) -> Classification | None:

@@ -116,7 +116,14 @@ def jsonrpc_error(error: BaseException) -> tuple[int, str] | None:
     message = _attribute(error, "message")
     if not isinstance(message, str):
         message = _attribute(_attribute(error, "error"), "message")
-    return code, message if isinstance(message, str) else ""
+    message = message if isinstance(message, str) else ""
+    data = _attribute(error, "data")
+    if data is None:
+        data = _attribute(_attribute(error, "error"), "data")
+    if isinstance(data, str | dict) and data:  # what it is about: a resource's uri...
+        shown = data if isinstance(data, str) else json.dumps(data, default=str)
+        message = f"{message} ({shown})" if message else shown
+    return code, message
 
 
 def _words(error: BaseException) -> ApiWords:

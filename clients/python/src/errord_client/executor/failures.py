@@ -22,9 +22,10 @@ its attributes, never by importing those libraries:
   ``ClientConnectionError``, the SDKs' ``APIConnectionError``, anyio's closed and broken
   streams under an MCP session) are ``CONNECTION``.
 - a JSON-RPC error (the MCP SDK's ``MCPError``, the MCP adapter's ``MCPProtocolError``)
-  gives its code as ``api_code`` ("-32602") and its message as ``api_message``, and its
-  code says the ``code``: -32602 and -32600 INVALID_INPUT, -32601 TOOL_NOT_FOUND, -32603
-  INTERNAL, -32001 TIMEOUT, -32000 (the connection closed) CONNECTION, -32002 NOT_FOUND.
+  gives its code as ``api_code`` ("-32602") and its message as ``api_message``: errord
+  reads the code as an API's own (-32602 invalid params the call's, -32002 a resource not
+  found, -32000 the connection closed...), and so does the local policy, with errord's
+  rules.
 - the executor's own ``InvalidArguments`` is ``INVALID_INPUT``, the parameter it names
   (``InvalidArguments.parameter``, as a framework's validator said it) as ``api_parameter``.
 - anything else gives its type and message only, and errord infers the code.
@@ -102,17 +103,6 @@ _CODES_BY_CLASS: Final[Mapping[tuple[str, str], str]] = {
 }
 """(top-level package, class name) -> code; the first class of an exception's MRO found wins."""
 
-JSONRPC_CODES: Final[Mapping[int, str]] = {
-    -32602: "INVALID_INPUT",  # invalid params
-    -32600: "INVALID_INPUT",  # invalid request
-    -32601: "TOOL_NOT_FOUND",  # method not found
-    -32603: "INTERNAL",  # internal error
-    -32001: "TIMEOUT",  # MCP: request timeout
-    -32000: "CONNECTION",  # MCP: connection closed
-    -32002: "NOT_FOUND",  # MCP: resource not found
-}
-"""A JSON-RPC error's code -> the code errord reads; another code leaves it to errord."""
-
 
 @dataclass(frozen=True, slots=True)
 class ToolFailure:
@@ -187,7 +177,10 @@ def failure_from_exception(
 ) -> ToolFailure:
     """What errord reads of ``error``, as the module's docstring says. ``now`` (an aware
     datetime) makes a Retry-After given as an HTTP-date relative: seconds from now, 0 when
-    past. Never raises for an exception it cannot read: it gives the type and message."""
+    past. Never raises for an exception it cannot read: it gives the type and message. An
+    exception group of one exception (what a task group, such as an MCP client's, raises
+    around its task's) is read as that exception."""
+    error = _single(error)
     status = _http_status(error)
     headers = _attribute(error, "headers")
     if headers is None:
@@ -195,8 +188,8 @@ def failure_from_exception(
     code = "" if status else _code(type(error))
     words = api_words(error) if status else NO_WORDS
     rpc = None if status else jsonrpc_error(error)
-    if rpc is not None:
-        code = JSONRPC_CODES.get(rpc[0], code)
+    if rpc is not None:  # its code is the API's, which errord reads (classify/api.py)
+        code = ""
         words = ApiWords(rpc[1], "", str(rpc[0]))
     elif isinstance(error, InvalidArguments):
         words = ApiWords(parameter=error.parameter)
@@ -211,6 +204,13 @@ def failure_from_exception(
         api_parameter=words.parameter,
         api_code=words.code,
     )
+
+
+def _single(error: BaseException) -> BaseException:
+    """The one exception inside nested exception groups of one; else ``error``."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
 
 
 def exception_type(cls: type[BaseException]) -> str:

@@ -125,9 +125,9 @@ def local_classification(
         http_status=failure.http_status or None,
         exception_type=failure.exception_type,
         message=failure.message,
-        api_message=getattr(failure, "api_message", ""),
-        api_parameter=getattr(failure, "api_parameter", ""),
-        api_code=getattr(failure, "api_code", ""),
+        api_message=failure.api_message,
+        api_parameter=failure.api_parameter,
+        api_code=failure.api_code,
     )
     return with_fault(classify(read), read, arguments, parameters)
 
