@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
+from errord_client.executor import Executor
 from errord_client.tools import ANY_ARGUMENTS, Tool
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
@@ -172,6 +173,26 @@ def seconds(duration: Any) -> float:
     """A google.protobuf.Duration in seconds."""
     value: float = duration.ToTimedelta().total_seconds()
     return value
+
+
+def sent_failures(executor: Executor) -> list[pb.ReportFailureRequest]:
+    """Every failure report ``executor`` sends errord from now on, as it sends it: each
+    ReportFailure, and each item of a ReportFailures, in order (the stub's calls are
+    watched; errord still gets them)."""
+    sent: list[pb.ReportFailureRequest] = []
+    stub = executor._started().stub
+    single, batch = stub.ReportFailure, stub.ReportFailures
+
+    def report_failure(request: pb.ReportFailureRequest, **options: Any) -> Any:
+        sent.append(request)
+        return single(request, **options)
+
+    def report_failures(request: pb.ReportFailuresRequest, **options: Any) -> Any:
+        sent.extend(request.failures)
+        return batch(request, **options)
+
+    stub.ReportFailure, stub.ReportFailures = report_failure, report_failures
+    return sent
 
 
 # Tools that tell the test what happened to them

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import requests
+import requests.adapters
+import urllib3
 
 
 class FakeClock:
@@ -39,3 +45,25 @@ class FixedJitter:
 
     def uniform(self, a: float, b: float) -> float:
         return a + (b - a) * self.fraction
+
+
+class CannedAdapter(requests.adapters.HTTPAdapter):
+    """A requests transport answering every request with one status and body, built by
+    requests' own response code, so a session reads the body, or streams it unread, as
+    it would from a socket (httpx's own MockTransport is its seam; requests has none).
+    ``raw`` is the last body sent, to see how much of it was read."""
+
+    def __init__(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+        super().__init__()
+        self.status, self.body, self.content_type = status, body, content_type
+        self.raw: io.BytesIO | None = None
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
+        self.raw = io.BytesIO(self.body)
+        response = urllib3.HTTPResponse(
+            body=self.raw,
+            status=self.status,
+            headers={"content-type": self.content_type},
+            preload_content=False,
+        )
+        return self.build_response(request, response)

@@ -1,12 +1,18 @@
-"""Generate errord_client.v1 from protos/: the one command that writes generated code.
+"""Generate the client package's generated code: the one command that writes it.
 
     python clients/python/genproto.py          # regenerate
     python clients/python/genproto.py --check  # exit 1 if the committed code is stale
 
-protoc names Python modules after the proto's path, so the stubs it writes for
-protos/errord/v1/errord.proto import ``errord.v1`` — the daemon's package name.
-They are placed in ``errord_client.v1`` instead, and that one import is rewritten
-(temporalio's gen_protos does the same).
+Two packages, never edited by hand:
+
+- ``errord_client.v1``, from protos/. protoc names Python modules after the proto's path,
+  so the stubs it writes for protos/errord/v1/errord.proto import ``errord.v1`` — the
+  daemon's package name. They are placed in ``errord_client.v1`` instead, and that one
+  import is rewritten (temporalio's gen_protos does the same).
+- ``errord_client._classify``, from errord/decide/classify: errord's own classification,
+  copied so that the executor's local policy classifies exactly as the daemon does when
+  the daemon does not answer (one source for both). Its imports of the daemon's records
+  become imports of their twins in errord_client.classify_model.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import difflib
 import importlib.resources
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from grpc_tools import protoc
@@ -27,6 +34,18 @@ TARGET = ROOT / "clients/python/src/errord_client/v1"
 GENERATED_IMPORT = "from errord.v1 import"
 PACKAGE_IMPORT = "from errord_client.v1 import"
 INIT = '"""Generated from protos/errord/v1 by clients/python/genproto.py; never edit."""\n'
+
+CLASSIFY_SOURCE = ROOT / "errord/decide/classify"
+CLASSIFY_TARGET = ROOT / "clients/python/src/errord_client/_classify"
+CLASSIFY_HEADER = (
+    "# Generated from errord/decide/classify by clients/python/genproto.py; never edit.\n"
+)
+CLASSIFY_IMPORTS = (
+    ("from errord.decide.classify.", "from errord_client._classify."),
+    ("from errord.decide.model import", "from errord_client.classify_model import"),
+    ("    from errord.decide.manifest import", "    from errord_client.classify_model import"),
+)
+"""Each rewritten import: the daemon's package, its records, its manifest's rule type."""
 
 
 def generate() -> dict[str, str]:
@@ -53,14 +72,32 @@ def generate() -> dict[str, str]:
     return files
 
 
-def stale(files: dict[str, str]) -> list[str]:
-    """Describe every difference between the generated files and TARGET."""
+def classify_copy() -> dict[str, str]:
+    """errord/decide/classify's modules, their imports rewritten for the client."""
+    files = {}
+    for path in sorted(CLASSIFY_SOURCE.glob("*.py")):
+        text = path.read_text()
+        for daemon, client in CLASSIFY_IMPORTS:
+            text = text.replace(daemon, client)
+        files[path.name] = CLASSIFY_HEADER + text
+    return files
+
+
+GENERATORS: tuple[tuple[Path, Callable[[], dict[str, str]]], ...] = (
+    (TARGET, generate),
+    (CLASSIFY_TARGET, classify_copy),
+)
+"""Each generated package, and what makes its files."""
+
+
+def stale(target: Path, files: dict[str, str]) -> list[str]:
+    """Describe every difference between the generated files and ``target``."""
     problems = []
-    present = {path.name for path in TARGET.glob("*.py*")}
+    present = {path.name for path in target.glob("*.py*")}
     for name in sorted(present - files.keys()):
-        problems.append(f"{TARGET / name}: not produced by protoc any more")
+        problems.append(f"{target / name}: not generated any more")
     for name, text in files.items():
-        path = TARGET / name
+        path = target / name
         current = path.read_text() if path.exists() else ""
         if current != text:
             diff = difflib.unified_diff(
@@ -74,20 +111,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the committed code is stale")
     args = parser.parse_args()
-    files = generate()
+    generated = [(target, make()) for target, make in GENERATORS]
     if args.check:
-        problems = stale(files)
+        problems = [problem for target, files in generated for problem in stale(target, files)]
         for problem in problems:
             print(problem, file=sys.stderr)
         if problems:
             print("generated code is stale: run python clients/python/genproto.py", file=sys.stderr)
         return 1 if problems else 0
-    TARGET.mkdir(parents=True, exist_ok=True)
-    for path in TARGET.glob("*.py*"):
-        if path.name not in files:
-            path.unlink()
-    for name, text in files.items():
-        (TARGET / name).write_text(text)
+    for target, files in generated:
+        target.mkdir(parents=True, exist_ok=True)
+        for path in target.glob("*.py*"):
+            if path.name not in files:
+                path.unlink()
+        for name, text in files.items():
+            (target / name).write_text(text)
     return 0
 
 

@@ -14,6 +14,9 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 
+from msgspec import structs
+
+from errord.decide.classify import framed_parameter
 from errord.decide.context import DecisionContext
 from errord.decide.model import Correction, ErrorCode, JSONValue, ParameterProblem
 from errord.decide.signature import CACHED_MESSAGES
@@ -70,14 +73,21 @@ def correction_for(context: DecisionContext, corrections_left: int) -> Correctio
             retry_hint="Call one of the available tools instead, with the arguments it takes.",
             corrections_left=corrections_left,
         )
-    return argument_correction(
+    correction = argument_correction(
         report.tool,
         context.manifest.parameters,
         context.tool.validator,
         context.problems,
         report.error.message,
         corrections_left,
+        context.classification.parameter,
+        report.arguments,
     )
+    if context.classification.code is ErrorCode.NOT_FOUND and not context.problems:
+        # What the call named (a path, an id, a column) does not exist: the model names
+        # another; it is not told its call was malformed.
+        return structs.replace(correction, kind="not_found")
+    return correction
 
 
 def argument_correction(
@@ -87,10 +97,16 @@ def argument_correction(
     problems: tuple[ParameterProblem, ...],
     message: str,
     corrections_left: int = 0,
+    evidence: str = "",
+    arguments: Mapping[str, JSONValue] | None = None,
 ) -> Correction:
     """The correction of a call to ``tool`` whose arguments have ``problems`` (the first
-    says what to fix), or that failed with ``message`` when errord found none."""
-    parameter = corrected_parameter(problems, message, schema)
+    says what to fix), or that failed with ``message`` when errord found none; ``evidence``,
+    the parameter the failure is about by the call's own values (its classification's);
+    ``arguments``, the call's, whose names the schema does not take are named beside the
+    parameter they may stand for."""
+    parameter = corrected_parameter(problems, message, schema, evidence)
+    mistaken = mistaken_name(parameter, arguments or {}, _properties(schema))
     if problems:
         kind, message = problems[0].kind, problems[0].message
     else:
@@ -101,19 +117,25 @@ def argument_correction(
         parameter=parameter,
         required_parameters=tuple(required_parameters(schema)) if schema else (),
         example=validator.example() or None if validator is not None else None,
-        retry_hint=_retry_hint(tool, parameter, has_example=validator is not None),
+        retry_hint=_retry_hint(tool, parameter, mistaken, has_example=validator is not None),
         problems=problems,
         corrections_left=corrections_left,
     )
 
 
 def corrected_parameter(
-    problems: tuple[ParameterProblem, ...], message: str, schema: Mapping[str, JSONValue] | None
+    problems: tuple[ParameterProblem, ...],
+    message: str,
+    schema: Mapping[str, JSONValue] | None,
+    evidence: str = "",
 ) -> str:
     """The parameter the model must correct first: the first schema violation's, else the
-    one ``message`` names; empty when neither says."""
+    one the call's values show (``evidence``), else a parameter of the schema ``message``
+    names; empty when none says. Never a value the message quotes."""
     if problems:
         return problems[0].parameter
+    if evidence:
+        return evidence
     return named_parameter(message, _properties(schema))
 
 
@@ -137,19 +159,21 @@ def stated_kind(message: str) -> str:
 
 
 def named_parameter(message: str, parameters: Iterable[str]) -> str:
-    """The parameter ``message`` names: a quoted parameter of the schema, else one of its
-    parameters as a word, else any quoted name; empty when it names none."""
+    """The parameter ``message`` names: a parameter of the schema, quoted or as a word;
+    else a name the message itself calls a parameter ("Parameter 'query' ...", "missing
+    'origin'", "No query provided"); empty when it names none. Any other quoted word is
+    a value, 'ten' or 'SELEC', never named as a parameter."""
     known = set(parameters)
-    quoted: list[str] = QUOTED_NAME.findall(message)
-    for name in quoted:
-        if name in known:
-            return name
-    if known:  # a tool without a schema names no parameter: no word to look up
+    if known:  # a tool without a schema names no parameter as a word: none to look up
+        for name in QUOTED_NAME.findall(message):
+            if name in known:
+                return str(name)
         for found in WORD.finditer(message):
             if found.group() in known:
                 return found.group()
-    if quoted:
-        return quoted[0]
+    framed = framed_parameter(message)
+    if framed:
+        return framed
     unquoted = NONE_PROVIDED.search(message)
     return unquoted[1] if unquoted else ""
 
@@ -167,8 +191,26 @@ def _properties(schema: Mapping[str, JSONValue] | None) -> Iterable[str]:
     return properties.keys() if isinstance(properties, Mapping) else ()
 
 
-def _retry_hint(tool: str, parameter: str, *, has_example: bool) -> str:
+def mistaken_name(
+    parameter: str, arguments: Mapping[str, JSONValue], properties: Iterable[str]
+) -> str:
+    """The name the call gave that the schema does not take and that most likely stands
+    for ``parameter`` (``ticker`` for ``symbol``): the closest of them, the only one when
+    none is close; empty when the call gave no such name."""
+    known = set(properties)
+    if not parameter or not known or parameter not in known:
+        return ""
+    unknown = [name for name in arguments if name not in known]
+    close = difflib.get_close_matches(parameter, unknown, n=1, cutoff=0.5)
+    if close:
+        return close[0]
+    return unknown[0] if len(unknown) == 1 else ""
+
+
+def _retry_hint(tool: str, parameter: str, mistaken: str, *, has_example: bool) -> str:
     what = f"with {parameter!r} corrected" if parameter else "with corrected arguments"
+    if mistaken:
+        what += f" ({tool} takes {parameter!r}, not {mistaken!r})"
     like = ", following the example" if has_example else ""
     return (
         f"Call {tool} again {what}{like}. If the user did not give the information "

@@ -18,6 +18,7 @@ from typing import Protocol
 from msgspec import Struct, structs
 
 from errord.decide import breaker as breakers
+from errord.decide.classify import fault_of
 from errord.decide.context import (
     BreakerPart,
     CallPart,
@@ -60,6 +61,7 @@ from errord.decide.model import (
     ErrorClass,
     ErrorCode,
     FailureReport,
+    Fault,
     JSONValue,
     Outcome,
     OutcomeReport,
@@ -213,9 +215,15 @@ class Engine:
         the same id, state and ``now`` gives the same decision."""
         if reads is None or reads.manifests is not manifests:
             reads = Reads(report, manifests)
-        tool = manifests.tool_part(report.tool)
-        manifest = tool.manifest
         classification = reads.classification
+        tool = manifests.declared_part(
+            report.tool,
+            report.declaration,
+            validating=(
+                classification.code in ARGUMENT_CODES or fault_of(classification) is Fault.ARGUMENTS
+            ),
+        )
+        manifest = tool.manifest
         stepped = breakers.on_failure(
             breaker_of(report.tool),
             manifest.breaker,
@@ -227,7 +235,7 @@ class Engine:
         error = reads.error
         memory = recall(memory_of(report.tool, error.key), now)
         problems = _problems(report, classification.code, tool.validator)
-        mistake = mistake_key(report, error, problems, manifest.parameters)
+        mistake = mistake_key(report, error, classification, problems, manifest.parameters)
         context = DecisionContext(
             report=report,
             classification=classification,
@@ -317,7 +325,9 @@ class Engine:
         if not problems:
             return CallCheck(checked=True)
         manifest = manifests.manifest_for(tool)[0]
-        correction = argument_correction(tool, manifest.parameters, validator, problems, "")
+        correction = argument_correction(
+            tool, manifest.parameters, validator, problems, "", arguments=arguments
+        )
         return CallCheck(
             checked=True,
             correction=correction,

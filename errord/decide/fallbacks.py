@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import abc
 
+from errord.decide.classify import fault_of
 from errord.decide.context import DecisionContext, time_left
 from errord.decide.gates import RetryGate, budget_spent
 from errord.decide.model import (
     Action,
     ErrorClass,
     ErrorCode,
+    Fault,
     Refusal,
     RefusalKind,
     RetryBudget,
@@ -25,18 +27,16 @@ class Fallback(abc.ABC):
     def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None: ...
 
 
-MODEL_CAUSED = frozenset({ErrorCode.INVALID_INPUT, ErrorCode.TOOL_NOT_FOUND})
-"""Codes of failures the model's call caused: its arguments, or the tool it named."""
-
-
 def model_caused(context: DecisionContext) -> bool:
-    """True for a permanent failure of the model's own making: invalid arguments, a tool
-    that does not exist, or a schema violation that the reported arguments show."""
+    """True for a permanent failure of the model's own making: the call's arguments (a
+    value the error quotes, a tool that does not exist: errord.decide.classify.fault), or a
+    schema violation that the reported arguments show."""
     classification = context.classification
     if classification.error_class is not ErrorClass.PERMANENT:
         return False
-    code = classification.code
-    return code in MODEL_CAUSED or (code is ErrorCode.SCHEMA_VIOLATION and bool(context.problems))
+    if fault_of(classification) is Fault.ARGUMENTS:
+        return True
+    return classification.code is ErrorCode.SCHEMA_VIOLATION and bool(context.problems)
 
 
 class ReturnToModel(Fallback):
@@ -163,22 +163,18 @@ class SkipOptional(Fallback):
         return Verdict(Action.SKIP, refusal) if context.plan.optional else None
 
 
-UNRECOVERABLE = frozenset({ErrorCode.NOT_FOUND, ErrorCode.UNSUPPORTED})
-"""Codes of permanent failures that nothing anyone can do now would recover: what the
-call asked for does not exist, or its tool cannot do it."""
-
-
 class FailUnrecoverable(Fallback):
-    """Fail gracefully when nothing anyone can do now would recover
-    the call: a permanent NOT_FOUND or UNSUPPORTED. A person can act on every other
-    failure (credentials, permissions, an exhausted quota, a transient trouble to try again
-    later, a tool whose effects must be checked): it escalates."""
+    """Fail gracefully when nobody can recover the call within the turn: the tool's own
+    code failed (a bug, an endpoint that does not exist, an operation it cannot do). The
+    user cannot fix the tool, so it is not escalated to them; the model is told the tool
+    failed, not its call. A person can act on every other failure that gets this far
+    (credentials, permissions, an exhausted quota, a backend to look at): it escalates."""
 
     def __call__(self, context: DecisionContext, refusal: Refusal) -> Verdict | None:
         classification = context.classification
         if classification.error_class is not ErrorClass.PERMANENT:
             return None
-        return Verdict(Action.FAIL, refusal) if classification.code in UNRECOVERABLE else None
+        return Verdict(Action.FAIL, refusal) if fault_of(classification) is Fault.TOOL else None
 
 
 class Escalate(Fallback):

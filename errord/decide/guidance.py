@@ -37,6 +37,11 @@ _FAILED = (
     "Nothing can recover this call: do not call {tool} again in this turn. Continue without "
     "its result, and tell the user what could not be done."
 )
+_TOOL_FAILED = (
+    "{tool} failed in its own code, not because of your call: calling it again the same "
+    "way would fail the same way. Get what you need another way if you can, or continue "
+    "without it and tell the user this step could not be done."
+)
 _NO_MORE_CORRECTIONS_OPTIONAL = (
     "Your call to {tool} was invalid again, and this call may not be corrected any more. "
     "Do not call {tool} again in this turn; it is optional, so continue without its result."
@@ -75,6 +80,11 @@ LLM_GUIDANCE: dict[tuple[Action, Cause], str] = {
     (Action.FAIL, Cause.AUTH): _FAILED,
     (Action.FAIL, Cause.CALLER): _NO_MORE_CORRECTIONS_OPTIONAL,
     (Action.FAIL, Cause.UNKNOWN_TOOL): _NO_MORE_CORRECTIONS_OPTIONAL,
+    (Action.USE_ALTERNATIVE, Cause.TOOL): (
+        "{tool} failed in its own code, not because of your call." + _SWITCH
+    ),
+    (Action.ESCALATE, Cause.TOOL): _TOOL_FAILED,
+    (Action.FAIL, Cause.TOOL): _TOOL_FAILED,
 }
 """What the model should do next, keyed on the action and the kind of failure."""
 
@@ -89,6 +99,7 @@ CODE_NOTES: dict[ErrorCode, str] = {
     ErrorCode.NOT_FOUND: "What the call asked for does not exist.",
     ErrorCode.UNSUPPORTED: "The tool does not support what the call asked for.",
     ErrorCode.UNKNOWN: "The tool failed while running.",
+    ErrorCode.INTERNAL: "The tool's own code failed: the error is in the tool, not in your call.",
 }
 """What the failure is, said to the model before what to do about it."""
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from errord.decide.classify_tier import SEARCHED_CHARS
+from errord.decide.classify.tier import SEARCHED_CHARS
 from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue, ToolFailure
 from errord.decide.regex import LinearPattern, compile_linear
 

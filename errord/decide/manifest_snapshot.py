@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from msgspec import structs
+
 from errord.decide.context import ToolPart
-from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
-from errord.decide.validate import Validators
+from errord.decide.manifest import MAX_TIMEOUT, BreakerPolicy, RetryPolicy, ToolManifest
+from errord.decide.model import JSONValue, ToolDeclaration
+from errord.decide.validate import CallValidator, Validators
 
 MADE_LIMIT = 10_000
 
@@ -52,6 +57,31 @@ class ManifestSnapshot:
         self._parts: dict[str, ToolPart] = {}
         """What decisions read of each tool, built once (up to MADE_LIMIT beyond the
         manifests)."""
+        self._declared: dict[tuple[str, str, float | None, bool], ToolPart] = {}
+        """What decisions read of tools their executors declared, by declaration."""
+
+    def declared_part(
+        self, tool: str, declaration: ToolDeclaration | None, *, validating: bool
+    ) -> ToolPart:
+        """``tool_part``, but for a tool without a manifest whose executor declared it
+        (``declaration``): its schema and timeout in the default manifest; compiled into a
+        validator only when ``validating`` (a failure of the call's arguments needs it),
+        once per tool and schema (up to MADE_LIMIT), never failing: a schema errord cannot
+        use is left out, as a timeout out of range is."""
+        part = self.tool_part(tool)
+        if declaration is None or not part.default_policy:
+            return part
+        schema = declaration.parameters
+        timeout = declaration.timeout
+        if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
+            timeout = None
+        key = (tool, _canonical(schema), timeout, validating)
+        declared = self._declared.get(key)
+        if declared is None:
+            if len(self._declared) >= MADE_LIMIT:
+                self._declared.clear()
+            declared = self._declared[key] = _declared(part, schema, timeout, validating)
+        return declared
 
     def manifest_for(self, tool: str) -> tuple[ToolManifest, bool]:
         """The tool's manifest, or a default one; and whether it is the default."""
@@ -107,3 +137,29 @@ class ManifestSnapshot:
 
     def __len__(self) -> int:
         return len(self._by_name)
+
+
+def _canonical(schema: Mapping[str, JSONValue] | None) -> str:
+    return "" if schema is None else json.dumps(schema, sort_keys=True, separators=(",", ":"))
+
+
+def _declared(
+    part: ToolPart,
+    schema: Mapping[str, JSONValue] | None,
+    timeout: float | None,
+    validating: bool,
+) -> ToolPart:
+    """``part`` with the declared schema (compiled when ``validating`` and usable) and
+    timeout."""
+    validator = None
+    if schema is not None and validating:
+        try:
+            validator = CallValidator.compile(schema)
+        except ValueError:
+            schema = None  # not a JSON Schema errord can use: as if none was declared
+    manifest = dataclasses.replace(
+        part.manifest,
+        parameters=schema,
+        timeout=timeout if timeout is not None else part.manifest.timeout,
+    )
+    return structs.replace(part, manifest=manifest, validator=validator)

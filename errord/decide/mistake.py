@@ -12,14 +12,17 @@ from collections.abc import Mapping
 
 import msgspec
 
+from errord.decide.classify import fault_of
 from errord.decide.correction import corrected_parameter
-from errord.decide.model import ErrorCode, FailureReport, JSONValue, ParameterProblem
-from errord.decide.signature import Signature
-
-ABOUT_THE_CALL = frozenset(
-    {ErrorCode.INVALID_INPUT, ErrorCode.SCHEMA_VIOLATION, ErrorCode.TOOL_NOT_FOUND}
+from errord.decide.model import (
+    Classification,
+    ErrorCode,
+    FailureReport,
+    Fault,
+    JSONValue,
+    ParameterProblem,
 )
-"""Codes of failures the model's call may have caused: the only ones that are mistakes."""
+from errord.decide.signature import Signature
 
 _encode = msgspec.json.Encoder().encode
 
@@ -27,15 +30,19 @@ _encode = msgspec.json.Encoder().encode
 def mistake_key(
     report: FailureReport,
     error: Signature,
+    classification: Classification,
     problems: tuple[ParameterProblem, ...],
     schema: Mapping[str, JSONValue] | None,
 ) -> str:
-    """The mistake ``report`` is, as a key: empty for a failure the model's call cannot
-    have caused."""
-    if error.code not in ABOUT_THE_CALL:
+    """The mistake ``report`` is, as a key: empty for a failure the model's call did not
+    cause (errord.decide.classify.fault)."""
+    code = classification.code
+    if not problems and fault_of(classification) is not Fault.ARGUMENTS:
         return ""
     parameter = ""
-    if error.code is not ErrorCode.TOOL_NOT_FOUND:
-        parameter = corrected_parameter(problems, report.error.message, schema)
+    if code is not ErrorCode.TOOL_NOT_FOUND:
+        parameter = corrected_parameter(
+            problems, report.error.message, schema, classification.parameter
+        )
     # A JSON array: unambiguous whatever the tool and parameter names hold.
     return _encode((report.tool, error.key, parameter)).decode()

@@ -48,6 +48,21 @@ class ErrorCode(ClosedEnum):
     UNKNOWN = "UNKNOWN"
     CIRCUIT_OPEN = "CIRCUIT_OPEN"
     """errord's breaker refused the attempt before it ran (AdmitCall): the tool never ran."""
+    INTERNAL = "INTERNAL"
+    """The tool's own code failed: an exception of its own making (a bug)."""
+
+
+class Fault(ClosedEnum):
+    """Who can act on a failure, and so how errord recovers from it."""
+
+    ARGUMENTS = "ARGUMENTS"
+    """The call's arguments: the model can fix them."""
+    TOOL = "TOOL"
+    """The tool's own code: nobody can fix it within the turn."""
+    BACKEND = "BACKEND"
+    """The tool's backend or the network: time may fix it."""
+    PERSON = "PERSON"
+    """Something only a person can fix: credentials, billing, a permission policy."""
 
 
 class ErrorClass(ClosedEnum):
@@ -147,6 +162,21 @@ class ToolFailure(Record, frozen=True):
     """The time the tool asked to retry at (an HTTP-date Retry-After)."""
     partial_result: JSONValue | None = None
     """What the tool produced before it failed; None when nothing."""
+    api_message: str = ""
+    """What the API's error response body said, when its backend answered with one."""
+    api_parameter: str = ""
+    """The parameter the API's error body names (Stripe's ``param``, pydantic's ``loc``)."""
+    api_code: str = ""
+    """The API's own error code, from its error body (``resource_missing``)."""
+
+
+class ToolDeclaration(Record, frozen=True):
+    """What an executor knows of a tool, for a tool errord has no manifest of."""
+
+    parameters: dict[str, JSONValue] | None = None
+    """The JSON Schema of the tool's arguments; None when the executor has none."""
+    timeout: float | None = None
+    """Seconds the executor lets each attempt of the tool run; None when it does not say."""
 
 
 class CallKey(Struct, frozen=True, array_like=True, gc=False):
@@ -186,6 +216,8 @@ class FailureReport(Record, frozen=True):
     """Who the agent acts for, for telemetry (hashed when the settings say); never logged."""
     session_id: str = ""
     """The agent's session, for telemetry, as ``user_id``."""
+    declaration: ToolDeclaration | None = None
+    """What the executor knows of the tool (its schema, its timeout); None when nothing."""
 
     @property
     def key(self) -> ReportKey:
@@ -200,6 +232,11 @@ class Classification(Struct, frozen=True, omit_defaults=True, gc=False):
     rule: str
     """Which rule decided, such as ``default:code:TIMEOUT`` or
     ``manifest:flight_search:classification[0]``."""
+    fault: Fault | None = None
+    """Who can act on it; None in decisions recorded before errord said (read as the
+    code's default: errord.decide.classify.fault)."""
+    parameter: str = ""
+    """The call's parameter the failure is about, when errord can tell; empty otherwise."""
 
 
 class Probe(Record, frozen=True):

@@ -4,14 +4,15 @@ The caller must hold in memory every state a decision reads (errord.handler read
 back what a projection dropped for room). Beyond the call and the turn, that is the
 breakers of the tool and its alternatives, and what episodic memory holds of the
 error, whose key is the error's signature. The error is classified and signed at
-most once per report: when the caller first asks for the memory key (only when
+most once per report (whose fault it is, which reads the call's arguments, once per
+report too): when the caller first asks for the memory key (only when
 memory dropped errors for room) or when the decision needs them, and a report
 answered from the trace (a repeat) is never classified at all.
 """
 
 from __future__ import annotations
 
-from errord.decide.classify import classify
+from errord.decide.classify import classify, names_of, with_fault
 from errord.decide.manifest import ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey
@@ -22,7 +23,7 @@ from errord.decide.signature import Signature, signature
 class Reads:
     """What deciding on one failure reads, beyond its call and its turn."""
 
-    __slots__ = ("_classified", "_manifest", "_report", "breakers", "manifests")
+    __slots__ = ("_classified", "_fault", "_manifest", "_report", "breakers", "manifests")
 
     def __init__(
         self,
@@ -36,6 +37,7 @@ class Reads:
         self._report = report
         self._manifest: ToolManifest = manifests.manifest_for(report.tool)[0]
         self._classified = classified
+        self._fault: Classification | None = None
         self.manifests = manifests
         """The manifests these were worked out with: a decision with others works them out
         again."""
@@ -44,8 +46,22 @@ class Reads:
 
     @property
     def classification(self) -> Classification:
-        """The error, classified by its tool's rules."""
-        return self._classify()[0]
+        """The error, classified by its tool's rules, with whose fault it is by the call's
+        arguments (errord.decide.classify.fault)."""
+        if self._fault is None:
+            report = self._report
+            self._fault = with_fault(
+                self._classify()[0], report.error, report.arguments, self.parameters
+            )
+        return self._fault
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The parameters the tool's schema names: its manifest's, else the executor's."""
+        schema = self._manifest.parameters
+        if schema is None and self._report.declaration is not None:
+            schema = self._report.declaration.parameters
+        return tuple(names_of(schema))
 
     @property
     def error(self) -> Signature:
@@ -54,8 +70,8 @@ class Reads:
 
     @property
     def classified(self) -> tuple[Classification, Signature]:
-        """The classification and the signature, as a Reads for the same error of the same
-        tool may be given them."""
+        """The classification (before the call's evidence) and the signature, as a Reads
+        for the same error of the same tool may be given them."""
         return self._classify()
 
     @property

@@ -27,6 +27,7 @@ class Trouble(ClosedEnum):
     UNAVAILABLE = "unavailable"
     NOT_FOUND = "not_found"
     UNSUPPORTED = "unsupported"
+    INTERNAL = "internal"
     OTHER = "other"
 
 
@@ -42,6 +43,7 @@ TROUBLE_BY_CODE = {
     ErrorCode.NOT_FOUND: Trouble.NOT_FOUND,
     ErrorCode.UNSUPPORTED: Trouble.UNSUPPORTED,
     ErrorCode.CIRCUIT_OPEN: Trouble.CIRCUIT_OPEN,
+    ErrorCode.INTERNAL: Trouble.INTERNAL,
 }
 """The trouble of a failure's code, unless a circuit breaker is the trouble; OTHER else."""
 
@@ -78,6 +80,7 @@ USER_FAILED: dict[Trouble, str] = {
     Trouble.VALIDATION: "The request to {label} couldn't be completed as asked",
     Trouble.NOT_FOUND: "{Label} couldn't find what was asked for",
     Trouble.UNSUPPORTED: "{Label} can't do what was asked",
+    Trouble.INTERNAL: "{Label} ran into an internal error",
 }
 """What could not be done, when nothing can recover the call (FAIL), by the trouble;
 "{Label} couldn't complete its part of the request" for any other."""

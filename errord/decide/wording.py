@@ -21,9 +21,18 @@ from datetime import datetime, timedelta
 from typing import NamedTuple, TypeVar
 
 from errord.decide.backoff import Pacing
+from errord.decide.classify import fault_of
 from errord.decide.context import DecisionContext, requested_delay
 from errord.decide.fallbacks import too_slow
-from errord.decide.model import Action, ClosedEnum, ErrorClass, ErrorCode, Refusal, RefusalKind
+from errord.decide.model import (
+    Action,
+    ClosedEnum,
+    ErrorClass,
+    ErrorCode,
+    Fault,
+    Refusal,
+    RefusalKind,
+)
 from errord.decide.summary import label
 from errord.decide.verdict import Verdict, probe_role
 
@@ -40,22 +49,24 @@ class Cause(ClosedEnum):
     """The call's own arguments are wrong."""
     AUTH = "auth"
     UNKNOWN_TOOL = "unknown_tool"
-
-
-CAUSES_BY_CODE = {
-    ErrorCode.INVALID_INPUT: Cause.CALLER,
-    ErrorCode.SCHEMA_VIOLATION: Cause.CALLER,
-    ErrorCode.AUTH: Cause.AUTH,
-    ErrorCode.TOOL_NOT_FOUND: Cause.UNKNOWN_TOOL,
-}
-"""The causes a failure's code settles; any other code's cause is its error class."""
+    TOOL = "tool"
+    """The tool's own code failed, not the call."""
 
 
 def cause(context: DecisionContext) -> Cause:
-    code = context.classification.code
-    if code in CAUSES_BY_CODE:
-        return CAUSES_BY_CODE[code]
-    if context.classification.error_class is ErrorClass.PERMANENT:
+    """The kind of failure, from who can act on it (errord.decide.classify.fault)."""
+    classification = context.classification
+    code = classification.code
+    if code is ErrorCode.TOOL_NOT_FOUND:
+        return Cause.UNKNOWN_TOOL
+    fault = fault_of(classification)
+    if fault is Fault.ARGUMENTS or (code is ErrorCode.SCHEMA_VIOLATION and context.problems):
+        return Cause.CALLER
+    if fault is Fault.TOOL and code is ErrorCode.INTERNAL:
+        return Cause.TOOL
+    if code is ErrorCode.AUTH:
+        return Cause.AUTH
+    if classification.error_class is ErrorClass.PERMANENT:
         return Cause.PERMANENT
     return Cause.TRANSIENT
 
@@ -299,8 +310,10 @@ def _corrections_clause(context: DecisionContext, verdict: Verdict) -> str:
 UNRECOVERABLE_WORDS = {
     ErrorCode.NOT_FOUND: "what the call asked for does not exist",
     ErrorCode.UNSUPPORTED: "{tool} does not support what the call asked for",
+    ErrorCode.INTERNAL: "{tool}'s own code failed, not the call",
+    ErrorCode.SCHEMA_VIOLATION: "{tool} answered something that does not match its schema",
 }
-"""Why nothing anyone can do now would recover a call that FAILs, by its code."""
+"""Why nobody can recover a call that FAILs within its turn, by its code."""
 
 
 def _unrecoverable(context: DecisionContext) -> str:

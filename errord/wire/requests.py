@@ -16,6 +16,7 @@ from enum import Enum
 from typing import TypeVar
 
 from errord_client.v1 import errord_pb2 as pb
+from google.protobuf import struct_pb2
 
 from errord.decide.manifest import MAX_COOLDOWN
 from errord.decide.model import (
@@ -28,6 +29,7 @@ from errord.decide.model import (
     PlannedCall,
     ReportKey,
     RetryBudget,
+    ToolDeclaration,
     ToolFailure,
 )
 from errord.decide.plan import plan_problems
@@ -106,7 +108,32 @@ def plain_failure_report(request: pb.ReportFailureRequest) -> FailureReport:
         elapsed=plain_seconds(request.elapsed) if request.HasField("elapsed") else 0.0,
         user_id=plain_identifier(user_id) if user_id else "",
         session_id=plain_identifier(session_id) if session_id else "",
+        declaration=plain_declaration(request.tool_declaration)
+        if request.HasField("tool_declaration")
+        else None,
     )
+
+
+def plain_declaration(declaration: pb.ToolDeclaration) -> ToolDeclaration:
+    """``declaration`` as ``declaration_from_proto`` gives it, by quick checks (NotPlain)."""
+    timeout = None
+    if declaration.HasField("timeout"):
+        timeout = plain_seconds(declaration.timeout)
+        if timeout <= 0:
+            raise NotPlain
+    return ToolDeclaration(
+        parameters=plain_struct_json(declaration.parameters)
+        if declaration.HasField("parameters")
+        else None,
+        timeout=timeout,
+    )
+
+
+def plain_struct_json(struct: struct_pb2.Struct) -> dict[str, JSONValue]:
+    """A Struct as a plain JSON object (NotPlain as ``plain_json``)."""
+    value = plain_json(struct)
+    assert isinstance(value, dict)  # a Struct is an object
+    return value
 
 
 def plain_tool_failure(error: pb.ToolError) -> ToolFailure:
@@ -126,6 +153,9 @@ def plain_tool_failure(error: pb.ToolError) -> ToolFailure:
         partial_result=plain_json(error.partial_result)
         if error.HasField("partial_result")
         else None,
+        api_message=plain_text(error.api_message),
+        api_parameter=plain_text(error.api_parameter, MAX_ID_LENGTH),
+        api_code=plain_text(error.api_code, MAX_ID_LENGTH),
     )
 
 
@@ -140,6 +170,23 @@ def _failure_report(request: pb.ReportFailureRequest, check: Violations) -> Fail
         elapsed=check.seconds("elapsed", request.elapsed),
         user_id=optional_identifier(check, "user_id", request.user_id),
         session_id=optional_identifier(check, "session_id", request.session_id),
+        declaration=declaration_from_proto(request.tool_declaration, check)
+        if request.HasField("tool_declaration")
+        else None,
+    )
+
+
+def declaration_from_proto(declaration: pb.ToolDeclaration, check: Violations) -> ToolDeclaration:
+    timeout = None
+    if declaration.HasField("timeout"):
+        timeout = check.seconds("tool_declaration.timeout", declaration.timeout)
+        if timeout is not None and timeout <= 0:
+            check.add("tool_declaration.timeout", "must be positive")
+    parameters = None
+    if declaration.HasField("parameters"):
+        parameters = check.json("tool_declaration.parameters", declaration.parameters)
+    return ToolDeclaration(
+        parameters=parameters if isinstance(parameters, dict) else None, timeout=timeout
     )
 
 
@@ -169,6 +216,9 @@ def tool_failure_from_proto(error: pb.ToolError, check: Violations) -> ToolFailu
         partial_result=check.json("error.partial_result", error.partial_result)
         if error.HasField("partial_result")
         else None,
+        api_message=check.text("error.api_message", error.api_message),
+        api_parameter=check.text("error.api_parameter", error.api_parameter, MAX_ID_LENGTH),
+        api_code=check.text("error.api_code", error.api_code, MAX_ID_LENGTH),
     )
 
 

@@ -20,6 +20,7 @@ from typing import TypeVar
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
+from errord.decide.classify import fault_of
 from errord.decide.engine import CallCheck
 from errord.decide.events import (
     BreakerChanged,
@@ -44,6 +45,7 @@ from errord.decide.model import (
     ErrorClass,
     ErrorCode,
     FailureReport,
+    Fault,
     JSONValue,
     Outcome,
     OutcomeReport,
@@ -67,6 +69,7 @@ def wire_numbers(enum: type[E], wire: type[W], prefix: str) -> dict[E, W]:
 
 WIRE_CODES = wire_numbers(ErrorCode, pb.ErrorCode, "ERROR_CODE")
 WIRE_CLASSES = wire_numbers(ErrorClass, pb.ErrorClass, "ERROR_CLASS")
+WIRE_FAULTS = wire_numbers(Fault, pb.Fault, "FAULT")
 WIRE_ACTIONS = wire_numbers(Action, pb.RecoveryAction, "RECOVERY_ACTION")
 WIRE_OUTCOMES = wire_numbers(Outcome, pb.Outcome, "OUTCOME")
 WIRE_PHASES = wire_numbers(BreakerPhase, pb.BreakerPhase, "BREAKER_PHASE")
@@ -125,6 +128,12 @@ def tool_failure_to_proto(
         timestamp(failure.retry_at, message.retry_at)
     if failure.partial_result is not None:
         value_to_proto(failure.partial_result, message.partial_result)
+    if failure.api_message:
+        message.api_message = failure.api_message
+    if failure.api_parameter:
+        message.api_parameter = failure.api_parameter
+    if failure.api_code:
+        message.api_code = failure.api_code
     return message
 
 
@@ -154,6 +163,9 @@ def decision_to_proto(
     classification.error_class = WIRE_CLASSES[verdict.error_class]
     classification.code = WIRE_CODES[verdict.code]
     classification.rule = verdict.rule
+    classification.fault = WIRE_FAULTS[fault_of(verdict)]
+    if verdict.parameter:
+        classification.parameter = verdict.parameter
     if decision.attempts_left:
         message.attempts_left = decision.attempts_left
     message.reason = decision.reason
@@ -327,6 +339,12 @@ def failure_event_to_proto(
     message.arguments.update(report.arguments)
     duration(report.elapsed, message.elapsed)
     decision_to_proto(detail.decision, message.decision)
+    declaration = report.declaration
+    if declaration is not None:
+        if declaration.parameters is not None:
+            message.tool_declaration.parameters.update(declaration.parameters)
+        if declaration.timeout is not None:
+            duration(declaration.timeout, message.tool_declaration.timeout)
     return message
 
 

@@ -27,7 +27,8 @@ from errord_client.adapters.langgraph import (
     errord_tool,
     tool_message,
 )
-from errord_client.executor import ResultStatus, ToolResult
+from errord_client.executor import ResultStatus, ToolResult, failure_from_exception
+from errord_client.tools import InvalidArguments
 from errord_client.v1 import errord_pb2 as pb
 from langchain_core.callbacks import AsyncCallbackHandler, CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
@@ -35,11 +36,11 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool, ToolException, tool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import InjectedState, ToolNode, create_react_agent, tools_condition
-from pydantic import Field
+from pydantic import BaseModel, Field, ValidationError
 
 from errord.config import Settings
 from tests.executor_helpers import recorded_trace
@@ -555,10 +556,60 @@ async def test_errord_tool_lets_the_tools_own_exception_through() -> None:
         await converted.invoke({"url": "cause"})
     with pytest.raises(ToolException, match="no page at /x"):
         await converted.invoke({"url": "/x"})
-    with pytest.raises(Exception, match="validation error") as raised:
-        await converted.invoke({"url": "/x", "retries": "many"})
-    assert type(raised.value).__name__ == "ValidationError"
     assert fetch.handle_tool_error is True  # the tool itself is left as it was
+
+
+async def test_the_tools_own_pydantic_model_decides_its_arguments() -> None:
+    """A LangChain tool checks its arguments itself, so the executor does not
+    (validates_arguments): 2.0 for an int and an extra argument are taken as LangChain
+    takes them; a refusal is InvalidArguments naming the parameter, raised before the tool
+    runs, from pydantic's error; a pydantic error the tool's own code raises is the tool's,
+    not the model's."""
+    calls: list[tuple[str, int]] = []
+
+    @tool
+    def fetch(url: str, retries: int = 0) -> str:
+        """Fetch a page."""
+        calls.append((url, retries))
+        if url == "parse":
+            Page.model_validate({"title": 3})  # the tool's own parsing fails
+        return f"{url} after {retries!r}"
+
+    converted = errord_tool(fetch)
+    assert converted.validates_arguments
+    assert await converted.invoke({"url": "/x", "retries": 2.0, "verbose": True}) == "/x after 2"
+    with pytest.raises(InvalidArguments) as refused:
+        await converted.invoke({"url": "/x", "retries": "many"})
+    assert (str(refused.value), refused.value.parameter) == (
+        "Invalid parameters: 'retries' must be an integer",
+        "retries",
+    )
+    assert isinstance(refused.value.__cause__, ValidationError)
+    failure = failure_from_exception(refused.value)
+    assert (failure.code, failure.api_parameter) == ("INVALID_INPUT", "retries")
+    with pytest.raises(ValidationError) as own:
+        await converted.invoke({"url": "parse"})
+    assert failure_from_exception(own.value).code == ""  # errord judges it the tool's
+    assert calls == [("/x", 2), ("parse", 0)]
+
+
+class Page(BaseModel):
+    title: str
+
+
+def test_a_tool_given_a_json_schema_as_a_dict_is_checked_by_the_executor() -> None:
+    """LangChain passes a dict args_schema through unchecked: the executor checks it."""
+    search = StructuredTool.from_function(
+        func=lambda **kwargs: "found",
+        name="search",
+        description="Search.",
+        args_schema={
+            "type": "object",
+            "properties": {"q": {"type": "string"}},
+            "required": ["q"],
+        },
+    )
+    assert not errord_tool(search).validates_arguments
 
 
 def test_a_tool_with_injected_arguments_is_refused_by_name() -> None:

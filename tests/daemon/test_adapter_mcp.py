@@ -23,6 +23,7 @@ from errord_client import Executor, ResultStatus, failure_from_exception, pb
 from errord_client.adapters import mcp as adapter
 from errord_client.adapters.manifests import manifests_yaml, write_manifest_file
 from errord_client.executor import DecidedBy
+from errord_client.executor.local_policy import local_classification
 from errord_client.v1 import errord_pb2_grpc
 from hypothesis import given
 from hypothesis import strategies as st
@@ -308,28 +309,62 @@ async def test_a_protocol_error_reaches_errord_as_invalid_input(errord: InProces
 
 
 @pytest.mark.parametrize(
-    ("code", "kind", "failure_code"),
+    ("code", "kind", "read_as"),
     [
-        (mcp_types.INVALID_PARAMS, adapter.InvalidParams, ""),
-        (mcp_types.INVALID_REQUEST, adapter.InvalidRequest, ""),
-        (mcp_types.METHOD_NOT_FOUND, adapter.MethodNotFound, ""),
+        (mcp_types.INVALID_PARAMS, adapter.InvalidParams, "INVALID_INPUT"),
+        (mcp_types.INVALID_REQUEST, adapter.InvalidRequest, "INTERNAL"),
+        (mcp_types.METHOD_NOT_FOUND, adapter.MethodNotFound, "UNSUPPORTED"),
         (mcp_types.REQUEST_TIMEOUT, adapter.RequestTimeout, "TIMEOUT"),
         (mcp_types.CONNECTION_CLOSED, adapter.ConnectionClosed, "CONNECTION"),
-        (mcp_types.INTERNAL_ERROR, adapter.MCPProtocolError, ""),
+        (mcp_types.INTERNAL_ERROR, adapter.MCPProtocolError, "UNKNOWN"),
+        (mcp_types.PARSE_ERROR, adapter.MCPProtocolError, "INTERNAL"),
     ],
 )
-def test_each_protocol_error_code_has_the_type_errord_reads(
-    code: int, kind: type[adapter.MCPProtocolError], failure_code: str
+def test_each_protocol_error_code_has_the_type_and_code_errord_reads(
+    code: int, kind: type[adapter.MCPProtocolError], read_as: str
 ) -> None:
-    """The error's type names its code; timeouts and closed connections are the built-in
-    TimeoutError and ConnectionError too, which the executor reads as TIMEOUT and
-    CONNECTION itself. The message is the server's, the code and data kept."""
+    """The error's type names its code, and the executor reports the JSON-RPC code as
+    api_code, which errord reads (as the local policy does, with errord's rules); the
+    message is the server's, with its data. An unknown tool is no -32601: a server answers
+    it as an is-error result ("Unknown tool"), the model's mistake; -32601 says the server
+    does not do what the client asked of it."""
     error = adapter.protocol_error(MCPError(code, "upstream said no", {"why": "test"}))
     assert type(error) is kind
     assert (str(error), error.code, error.data) == ("upstream said no", code, {"why": "test"})
     failure = failure_from_exception(error)
-    assert failure.code == failure_code
+    assert (failure.code, failure.api_code) == ("", str(code))
+    assert failure.api_message == 'upstream said no ({"why": "test"})'
     assert failure.exception_type == f"errord_client.adapters.mcp.{kind.__qualname__}"
+    assert local_classification(failure, {}).code.value == read_as
+
+
+async def test_the_server_checks_an_mcp_tools_arguments(errord: InProcessDaemon) -> None:
+    """An MCP server validates its tools' arguments itself: the executor calls it with the
+    model's arguments as written (validates_arguments). MCPServer takes 2.0 for an int and
+    an extra argument; a call missing ``query`` reaches the server, whose refusal is the
+    failure errord decides on."""
+    mcp = Weather()
+    async with connected(mcp.server) as client:
+        tools = await adapter.mcp_tools(client)
+        assert all(tool.validates_arguments for tool in tools)
+        async with Executor(tools, target=errord.address) as executor:
+            taken, refused = await executor.run(
+                [
+                    {
+                        "id": "a1",
+                        "name": "search",
+                        "arguments": {"query": "rain", "limit": 2.0, "lang": "en"},
+                    },
+                    {"id": "a2", "name": "search", "arguments": {"limit": 2}},
+                ],
+                turn_id="turn-args",
+            )
+    assert (taken.status, taken.ignored_arguments) == (ResultStatus.SUCCEEDED, ())
+    assert refused.status is not ResultStatus.SUCCEEDED
+    assert mcp.calls["search"] == 1  # MCPServer refused the second before the tool ran
+    [failure] = (await failures(errord, "turn-args"))["a2"]
+    assert failure.error.exception_type == "errord_client.adapters.mcp.MCPToolError"
+    assert "validation error" in failure.error.message
 
 
 # Timeouts, names, pages, content

@@ -24,19 +24,20 @@ from agents.items import TResponseInputItem, TResponseOutputItem
 from agents.models.interface import Model
 from agents.tool_context import ToolContext
 from agents.usage import Usage
-from errord_client import Executor, ResultStatus
+from errord_client import Executor, ResultStatus, failure_from_exception
 from errord_client.adapters.openai_agents import (
     ToolCallFailed,
     errord_function_tool,
     guarded,
 )
-from errord_client.tools import mock_tool
+from errord_client.tools import InvalidArguments, mock_tool
 from errord_client.v1 import errord_pb2 as pb
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
 )
+from pydantic import BaseModel
 
 from errord.config import Settings
 from tests.executor_helpers import recorded_trace
@@ -411,4 +412,58 @@ async def test_guarded_keeps_the_tools_name_schema_and_description() -> None:
     assert executor.registry.get("flight_search").parameters == original.params_json_schema
     with pytest.raises(ValueError, match="flight_search"):
         guarded(flight_search, executor)
+    await executor.aclose()
+
+
+class Room(BaseModel):
+    beds: int
+
+
+async def test_what_the_sdks_own_check_refuses_is_the_models_mistake() -> None:
+    """The executor checks the top level of a call; what the SDK's pydantic check refuses
+    deeper (a room's beds) reaches errord as InvalidArguments (INVALID_INPUT), not as the
+    tool's failure; 2.0 for an integer and an extra argument run the tool."""
+    executor = Executor(target="127.0.0.1:1")  # never connects: the tool is invoked directly
+    booked: list[tuple[str, int]] = []
+
+    @errord_function_tool(executor)
+    async def book(city: str, nights: int, rooms: list[Room]) -> str:
+        """Book rooms in a city."""
+        booked.append((city, nights))
+        return "booked"
+
+    registered = executor.registry.get("book")
+    accepted = registered.accept(
+        {"city": "Oslo", "nights": 2.0, "rooms": [{"beds": 1}], "breakfast": True}
+    )
+    assert accepted.ignored == ("breakfast",)
+    assert await registered.invoke(accepted.arguments) == "booked"
+    assert booked == [("Oslo", 2)]
+    with pytest.raises(InvalidArguments) as refused:
+        await registered.invoke({"city": "Oslo", "nights": 1, "rooms": [{"beds": "two"}]})
+    assert str(refused.value) == "Invalid parameters: Invalid JSON input for tool book"
+    assert failure_from_exception(refused.value).code == "INVALID_INPUT"
+    assert booked == [("Oslo", 2)]
+    await executor.aclose()
+
+
+async def test_the_sdks_refusal_names_the_parameter_when_it_keeps_pydantics_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With tool data loggable (OPENAI_AGENTS_DONT_LOG_TOOL_DATA=0), the SDK raises from
+    pydantic's error, whose loc names the argument and the place in it."""
+    monkeypatch.setattr(agents._debug, "DONT_LOG_TOOL_DATA", False)
+    executor = Executor(target="127.0.0.1:1")  # never connects: the tool is invoked directly
+
+    @errord_function_tool(executor)
+    async def book(city: str, rooms: list[Room]) -> str:
+        """Book rooms in a city."""
+        return "booked"
+
+    with pytest.raises(InvalidArguments) as refused:
+        await executor.registry.get("book").invoke({"city": "Oslo", "rooms": [{"beds": "x"}]})
+    assert (refused.value.parameter, refused.value.problems) == (
+        "rooms",
+        ("'rooms[0].beds' must be an integer",),
+    )
     await executor.aclose()

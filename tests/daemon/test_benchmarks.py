@@ -128,3 +128,16 @@ def test_the_scrape_benchmark_scrapes_every_tool_while_reports_are_decided() -> 
     assert "- scrape 1 of /metrics: HTTP 200 in " in text
     assert "300 of 300 tools; ReportFailure meanwhile: " in text
     assert "- GetToolStats of every tool: 300 tools in " in text
+
+
+def test_the_tool_failures_benchmark_prints_each_familys_accuracy_and_the_local_policy() -> None:
+    text = run(
+        "tests.benchmarks.tool_failures",
+        "--family", "re", "--family", "json", "--misses", "--local",
+    )  # fmt: skip
+    assert "# errord's decisions on 8 real tool failures" in text
+    assert "| family | cases | fault | action | parameter |" in text
+    for row in ("| json | 5 | ", "| re | 3 | ", "| all | 8 | "):
+        assert row in text
+    assert "## Misses" in text
+    assert "cases as errord does." in text

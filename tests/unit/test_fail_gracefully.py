@@ -78,7 +78,6 @@ NOT_IDEMPOTENT = ToolManifest(name="hotel_search", idempotent=False)
         context(TRANSIENT, ErrorCode.TIMEOUT, attempt=5),  # out of attempts: try later
         context(TRANSIENT, ErrorCode.NOT_FOUND, attempt=5),  # not there yet, says a manifest
         context(TRANSIENT, ErrorCode.UNAVAILABLE, manifest=NOT_IDEMPOTENT),  # did it happen?
-        context(PERMANENT, ErrorCode.SCHEMA_VIOLATION),  # the tool's own contract: its owner
         context(PERMANENT, ErrorCode.INVALID_INPUT, corrections=2),  # what only the user knows
         context(PERMANENT, ErrorCode.INVALID_INPUT, told=2),  # the same, under fresh ids
     ],
@@ -93,6 +92,8 @@ def test_a_failure_a_person_can_act_on_escalates(ctx: DecisionContext) -> None:
     [
         context(PERMANENT, ErrorCode.NOT_FOUND),  # what it asked for does not exist
         context(PERMANENT, ErrorCode.UNSUPPORTED),  # the tool cannot do it
+        context(PERMANENT, ErrorCode.INTERNAL),  # the tool's own code: nobody in the turn
+        context(PERMANENT, ErrorCode.SCHEMA_VIOLATION),  # the tool broke its own contract
         context(PERMANENT, ErrorCode.INVALID_INPUT, corrections=2, manifest=OPTIONAL),
         context(PERMANENT, ErrorCode.TOOL_NOT_FOUND, told=2, manifest=OPTIONAL),
     ],

@@ -629,7 +629,7 @@ PROBLEM_CASES = [
         [
             "4: tools[0].classification[0].code: expected one of TIMEOUT, CONNECTION,"
             " RATE_LIMITED, UNAVAILABLE, INVALID_INPUT, AUTH, NOT_FOUND, UNSUPPORTED,"
-            " TOOL_NOT_FOUND, SCHEMA_VIOLATION, UNKNOWN, got 'RATE_LIMIT'"
+            " TOOL_NOT_FOUND, SCHEMA_VIOLATION, UNKNOWN, INTERNAL, got 'RATE_LIMIT'"
             " (did you mean 'RATE_LIMITED'?)"
         ],
         id="unknown-error-code",

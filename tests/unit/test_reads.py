@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from errord.decide import classify as classify_module
+import errord.decide.classify.classification as classify_module
 from errord.decide.engine import Engine
 from errord.decide.manifest import BreakerPolicy, ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot

@@ -76,13 +76,16 @@ TIMESTAMPS = st.builds(
 ARGUMENTS = st.dictionaries(st.text(max_size=4), JSON, max_size=3)
 
 ERROR_FIELDS = {
-    "code": (st.integers(0, 12), st.integers(13, 2**31 - 1)),
+    "code": (st.integers(0, 13), st.integers(14, 2**31 - 1)),
     "http_status": (st.sampled_from([0, 100, 429, 599]), st.sampled_from([1, 99, 600, 2**32 - 1])),
     "exception_type": (PLAIN_TEXT, ODD_TEXT),
     "message": (PLAIN_TEXT, ODD_TEXT),
     "retry_after": (st.none() | PLAIN_DURATION, ODD_DURATION),
     "retry_at": (st.none(), TIMESTAMPS),
     "partial_result": (st.none() | JSON.map(value), ODD_JSON.map(value)),
+    "api_message": (PLAIN_TEXT, ODD_TEXT),
+    "api_parameter": (PLAIN_TEXT, ODD_TEXT),
+    "api_code": (PLAIN_TEXT, ODD_TEXT),
 }
 REQUEST_FIELDS = {
     "turn_id": (PLAIN_ID, ODD_ID),
@@ -96,6 +99,19 @@ REQUEST_FIELDS = {
     "elapsed": (st.none() | PLAIN_DURATION, ODD_DURATION),
     "user_id": (st.just("") | PLAIN_ID, ODD_ID),
     "session_id": (st.just("") | PLAIN_ID, ODD_ID),
+    "tool_declaration": (
+        st.none()
+        | st.builds(
+            pb.ToolDeclaration,
+            parameters=st.none() | ARGUMENTS.map(struct),
+            timeout=st.none() | PLAIN_DURATION,
+        ),
+        st.builds(
+            pb.ToolDeclaration,
+            parameters=st.dictionaries(st.text(max_size=2), ODD_JSON).map(struct),
+            timeout=ODD_DURATION,
+        ),
+    ),
 }
 """Each field's (plain, odd) values: a random request has at most two odd fields."""
 

@@ -439,6 +439,9 @@ def test_to_proto_carries_every_field() -> None:
         http_status=504,
         retry_after=2.5,
         partial_result={"rows": [1, 2]},
+        api_message="upstream took too long",
+        api_parameter="region",
+        api_code="gateway_timeout",
     )
     error = failure.to_proto()
     assert error.code == pb.ERROR_CODE_TIMEOUT
@@ -450,6 +453,11 @@ def test_to_proto_carries_every_field() -> None:
     assert error.WhichOneof("retry_hint") == "retry_after"
     assert error.retry_after.ToNanoseconds() == 2_500_000_000
     assert dict(error.partial_result.struct_value) == {"rows": [1.0, 2.0]}
+    assert (error.api_message, error.api_parameter, error.api_code) == (
+        "upstream took too long",
+        "region",
+        "gateway_timeout",
+    )
 
 
 def test_to_proto_leaves_unknown_code_unspecified_and_hints_unset() -> None:

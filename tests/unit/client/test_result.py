@@ -3,6 +3,7 @@ API takes back, for a success, an error, a defaulted and a skipped result."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -216,7 +217,16 @@ def test_to_dict_of_a_success() -> None:
         "fallback_used": False,
         "decided_by": "nobody",
         "decision_ids": [],
+        "ignored_arguments": [],
     }
+
+
+def test_ignored_arguments_are_in_the_record_but_not_in_what_the_model_reads() -> None:
+    result = dataclasses.replace(SUCCESS, ignored_arguments=("units", "verbose"))
+    assert result.to_dict()["ignored_arguments"] == ["units", "verbose"]
+    assert result.content() == SUCCESS.content()
+    assert result.to_openai() == SUCCESS.to_openai()
+    assert result.to_anthropic() == SUCCESS.to_anthropic()
 
 
 def test_to_dict_of_an_error_has_the_error_fields() -> None:

@@ -15,13 +15,14 @@
  * result says so (`decidedLocally`).
  */
 import { randomUUID } from "node:crypto";
-import type { JsonValue } from "@bufbuild/protobuf";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { ErrordClient } from "../client.js";
 import { Outcome } from "../gen/errord/v1/errord_pb.js";
 import type { ConnectionOptions } from "../transport.js";
-import { checkArguments, InvalidArguments, ToolNotFound, ToolRegistry, type Tool, type ToolFunction } from "../tools/registry.js";
+import { acceptArguments, InvalidArguments, ToolNotFound, ToolRegistry, type Tool, type ToolFunction } from "../tools/registry.js";
 import { sleep, ToolBoard } from "./board.js";
 import { toolCall, type RawToolCall, type ToolCall } from "./calls.js";
+import { declarationOf } from "./declarations.js";
 import { failure, failureFromError, toToolError, type ToolFailure } from "./failures.js";
 import { ErrordLink, type Logger } from "./link.js";
 import { LocalPolicy } from "./localPolicy.js";
@@ -213,6 +214,10 @@ class CallRun {
   private lastDecision = "";
   /** Who decided the last verdict followed; "nobody" while none was needed. */
   private decidedBy: DecidedBy = "nobody";
+  /** The registered tool of the current attempt, if there is one. */
+  private running: Tool | undefined;
+  /** The call's arguments the current attempt's tool ran without. */
+  private ignored: readonly string[] = [];
 
   constructor(
     private readonly executor: Executor,
@@ -260,7 +265,7 @@ class CallRun {
     | { kind: "refused"; verdict: Verdict }
   > {
     const found = this.toolToRun();
-    if (!("run" in found)) return { kind: "failed", failure: found, elapsed: 0 };
+    if (!("tool" in found)) return { kind: "failed", failure: found, elapsed: 0 };
     if (!this.admitted && !this.executor.board.closed(this.tool)) {
       const refusal = await this.admit();
       if (refusal !== undefined) return { kind: "refused", verdict: refusal };
@@ -270,7 +275,7 @@ class CallRun {
     const started = performance.now();
     const elapsed = (): number => (performance.now() - started) / 1000;
     try {
-      const output = await runWithin(found, this.call, this.attempt, timeout);
+      const output = await runWithin(found.tool, found.args, this.call, this.attempt, timeout);
       return { kind: "succeeded", output };
     } catch (error) {
       if (error instanceof AttemptTimedOut) {
@@ -281,9 +286,11 @@ class CallRun {
     }
   }
 
-  /** The tool to run, or the failure that stands for it: a tool not registered, or
-   * arguments it cannot take. */
-  private toolToRun(): Tool | ToolFailure {
+  /** The tool to run and the arguments it takes, or the failure that stands for it: a
+   * tool not registered, or arguments it cannot take. */
+  private toolToRun(): { tool: Tool; args: JsonObject } | ToolFailure {
+    this.running = undefined;
+    this.ignored = [];
     let tool: Tool;
     try {
       tool = this.executor.registry.get(this.tool);
@@ -294,16 +301,18 @@ class CallRun {
       }
       return failure((error as ToolNotFound).message, "ToolNotFound", "TOOL_NOT_FOUND");
     }
+    this.running = tool;
     if (this.call.malformed && !this.fallbackUsed) {
       return failure(`the arguments are not a JSON object: ${this.call.malformed}`, "InvalidArguments", "INVALID_INPUT");
     }
     try {
-      checkArguments(tool, this.call.arguments);
+      const accepted = acceptArguments(tool, this.call.arguments);
+      this.ignored = accepted.ignored;
+      return { tool, args: accepted.args };
     } catch (error) {
       if (error instanceof InvalidArguments) return failure(error.message, "InvalidArguments", "INVALID_INPUT");
       throw error;
     }
-    return tool;
   }
 
   /** AdmitCall: undefined when the attempt may run (or errord did not answer: it runs
@@ -329,6 +338,7 @@ class CallRun {
       error: toToolError(found),
       arguments: this.call.arguments,
       elapsed,
+      toolDeclaration: this.running && declarationOf(this.running, this.timeout ?? this.executor.board.timeout(this.tool)),
     });
     return verdict ?? this.executor.localPolicy.decide(this.tool, found, this.attempt, this.delays.get(this.tool) ?? 0);
   }
@@ -388,6 +398,7 @@ class CallRun {
       decidedLocally: false,
       decisionIds: [...this.decisionIds],
       modelText: "",
+      ignoredArguments: this.ignored,
     };
   }
 }
@@ -398,7 +409,7 @@ class AttemptTimedOut extends Error {
 }
 
 /** `tool` on the call's arguments, abandoned (its signal aborted) after `timeout` seconds. */
-async function runWithin(tool: Tool, call: ToolCall, attempt: number, timeout: number): Promise<unknown> {
+async function runWithin(tool: Tool, args: JsonObject, call: ToolCall, attempt: number, timeout: number): Promise<unknown> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
@@ -409,7 +420,7 @@ async function runWithin(tool: Tool, call: ToolCall, attempt: number, timeout: n
     }, timeout * 1000);
   });
   try {
-    const running = Promise.resolve().then(() => tool.run(call.arguments, { signal: controller.signal, callId: call.callId, attempt }));
+    const running = Promise.resolve().then(() => tool.run(args, { signal: controller.signal, callId: call.callId, attempt }));
     running.catch(() => undefined); // an abandoned attempt's late failure is nobody's
     return await Promise.race([running, expired]);
   } finally {
@@ -432,6 +443,7 @@ function ended(call: ToolCall, status: ResultStatus, reason: string): ToolResult
     decidedLocally: true,
     decisionIds: [],
     modelText: `Not run: ${reason}.`,
+    ignoredArguments: [],
   };
 }
 

@@ -72,6 +72,9 @@ export interface ToolResult {
   readonly decisionIds: readonly string[];
   /** What to tell the model of an error (errord's llm_message), when there is one. */
   readonly modelText: string;
+  /** The call's arguments its tool's schema does not take, which the tool ran without (as
+   * frameworks ignore them); the model is not told. */
+  readonly ignoredArguments: readonly string[];
 }
 
 const OK: ReadonlySet<ResultStatus> = new Set(["succeeded", "defaulted", "partial"]);

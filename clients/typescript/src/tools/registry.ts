@@ -4,9 +4,12 @@
  * A tool is a function of its arguments (a JSON object) and a context whose `signal`
  * aborts when the attempt's timeout passes: pass it on (to `fetch`, to a child process)
  * so the work stops. A tool that ignores it is abandoned all the same: its result, if it
- * ever comes, is dropped. `parameters` (a JSON Schema) is checked before a call runs:
- * required properties and the JSON types of the properties given; a call that breaks it
- * goes back to the model as INVALID_INPUT without running.
+ * ever comes, is dropped. `parameters` (a JSON Schema) is checked before a call runs, as
+ * agent frameworks check a call: required properties and the JSON types of the properties
+ * given (a whole number, `2.0` as the model may write it, is an integer); a call that
+ * breaks it goes back to the model as INVALID_INPUT without running. An argument the
+ * schema does not take (`additionalProperties: false`) is ignored: the tool runs without
+ * it, and the result's `ignoredArguments` names it.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 
@@ -81,6 +84,27 @@ export class ToolRegistry {
   }
 }
 
+/** A call's arguments as its tool takes them. */
+export interface Accepted {
+  /** What the tool runs with: the call's arguments, those the schema does not take left out. */
+  readonly args: JsonObject;
+  /** The call's arguments the schema does not take, in call order. */
+  readonly ignored: readonly string[];
+}
+
+/** `args` as `tool` takes them (see the module's comment); throws InvalidArguments when
+ * they break its parameters. */
+export function acceptArguments(tool: Tool, args: JsonObject): Accepted {
+  checkArguments(tool, args);
+  const schema = tool.parameters;
+  if (schema === undefined || schema["additionalProperties"] !== false) return { args, ignored: [] };
+  const properties = (schema["properties"] ?? {}) as Record<string, unknown>;
+  const ignored = Object.keys(args).filter((name) => !Object.hasOwn(properties, name));
+  if (ignored.length === 0) return { args, ignored };
+  const taken = Object.entries(args).filter(([name]) => Object.hasOwn(properties, name));
+  return { args: Object.fromEntries(taken) as JsonObject, ignored };
+}
+
 /** Throws InvalidArguments when `args` break `tool`'s parameters (see the module's comment). */
 export function checkArguments(tool: Tool, args: JsonObject): void {
   const schema = tool.parameters;
@@ -102,7 +126,7 @@ export function checkArguments(tool: Tool, args: JsonObject): void {
 }
 
 function isOfType(value: unknown, type: string): boolean {
-  if (type === "integer") return Number.isInteger(value);
+  if (type === "integer") return Number.isInteger(value); // 2.0 is 2: JSON Schema's integer
   if (type === "number") return typeof value === "number";
   return jsonType(value) === type;
 }

@@ -44,9 +44,10 @@ from langchain_core.tools import BaseTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import msg_content_output
+from pydantic import ValidationError
 
 from errord_client.executor import Executor, ResultStatus, ToolCall, ToolResult
-from errord_client.tools import Tool, ToolKind, ToolRegistry
+from errord_client.tools import InvalidArguments, Tool, ToolKind, ToolRegistry
 
 __all__ = [
     "ErrorHandlingToolNode",
@@ -81,10 +82,15 @@ def errord_tool(tool: BaseTool) -> Tool:
     Invoking it awaits ``tool.ainvoke(arguments, config)`` with the tool's own
     ``handle_tool_error`` and ``handle_validation_error`` switched off, so that the
     exception the tool raised reaches errord instead of becoming a string the tool
-    returns. A ``ToolException`` raised from another exception (``raise ToolException(...)
-    from error``) is reported as that exception, whose type and HTTP status say more.
-    Raises TypeError for a tool with injected arguments (InjectedState, InjectedStore,
-    ToolRuntime), which only ToolNode's own loop can fill in.
+    returns. A tool with a pydantic ``args_schema`` checks its arguments itself, as
+    LangChain does (``2.0`` is an integer, extra arguments are ignored): the executor does
+    not check them first (``validates_arguments``), and a call the model refuses is
+    reported as InvalidArguments naming the parameter, before the tool runs; a pydantic
+    error from the tool's own code is the tool's. A ``ToolException`` raised from another
+    exception (``raise ToolException(...) from error``) is reported as that exception,
+    whose type and HTTP status say more. Raises TypeError for a tool with injected
+    arguments (InjectedState, InjectedStore, ToolRuntime), which only ToolNode's own loop
+    can fill in.
     """
     parameters: dict[str, Any] = convert_to_openai_tool(tool)["function"]["parameters"]
     injected = _injected_arguments(tool, parameters)
@@ -94,8 +100,11 @@ def errord_tool(tool: BaseTool) -> Tool:
             "ErrorHandlingToolNode runs tools without graph state, store or runtime"
         )
     raising = tool.model_copy(update={"handle_tool_error": False, "handle_validation_error": False})
+    validate = _validator(tool)
 
     async def invoke(**arguments: Any) -> Any:
+        if validate is not None:
+            _validated(validate, arguments)
         try:
             return await raising.ainvoke(arguments, _RUN_CONFIG.get())
         except ToolException as error:
@@ -103,8 +112,34 @@ def errord_tool(tool: BaseTool) -> Tool:
         raise reported
 
     return Tool(
-        tool.name, parameters, tool.description, ToolKind.FUNCTION, blocking=False, function=invoke
+        tool.name,
+        parameters,
+        tool.description,
+        ToolKind.FUNCTION,
+        blocking=False,
+        function=invoke,
+        validates_arguments=validate is not None,
     )
+
+
+def _validator(tool: BaseTool) -> Callable[[Mapping[str, Any]], Any] | None:
+    """What checks the tool's arguments as LangChain does: its pydantic model's
+    ``model_validate``; None for a JSON Schema given as a dict, which LangChain passes
+    through unchecked."""
+    schema = tool.args_schema
+    if schema is None or isinstance(schema, dict):
+        return None
+    validate = getattr(schema, "model_validate", None)
+    return validate if callable(validate) else None
+
+
+def _validated(validate: Callable[[Mapping[str, Any]], Any], arguments: Mapping[str, Any]) -> None:
+    """Raise InvalidArguments, naming the parameter, when the tool's own model refuses
+    ``arguments``: the model's mistake, told apart from a pydantic error the tool raises."""
+    try:
+        validate(arguments)
+    except ValidationError as error:
+        raise InvalidArguments.from_validation_error(error) from error
 
 
 def _injected_arguments(tool: BaseTool, parameters: Mapping[str, Any]) -> set[str]:

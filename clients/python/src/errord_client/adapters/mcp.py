@@ -13,9 +13,15 @@ errord as the server said it:
   result's text ("Error executing tool search: 503 Service Unavailable"), whose status,
   exception type or phrase errord's classifier reads;
 - a protocol error (``mcp.MCPError``, a JSON-RPC error answering tools/call) raises
-  ``MCPProtocolError``, or the subclass its code names, which errord classifies by its
-  type: InvalidParams and InvalidRequest as INVALID_INPUT, MethodNotFound as NOT_FOUND,
-  RequestTimeout as TIMEOUT, ConnectionClosed as CONNECTION; any other code by its message.
+  ``MCPProtocolError``, or the subclass its code names. The executor reports its code as
+  ``api_code`` ("-32602"), its message as ``api_message``, and the code errord reads:
+  InvalidParams and InvalidRequest INVALID_INPUT, MethodNotFound TOOL_NOT_FOUND, an
+  internal error (-32603) INTERNAL, RequestTimeout TIMEOUT, ConnectionClosed (the session
+  closed, its stdio pipe broken) CONNECTION; any other code is classified by its message.
+
+The server checks a call's arguments against its own schema (an MCP server validates
+server-side, as ``MCPServer`` does with pydantic), so the executor does not check them
+first: each Tool is ``validates_arguments``, and the server's refusal is the failure.
 
 ``ErrordMCPSession`` puts the executor behind the session's own ``call_tool``: the same
 arguments, and a ``CallToolResult`` back, the server's own when the call succeeded (after
@@ -97,7 +103,7 @@ class InvalidRequest(MCPProtocolError):
 
 
 class MethodNotFound(MCPProtocolError):
-    """-32601: the server has no tools/call (NOT_FOUND)."""
+    """-32601: the server has no such method (TOOL_NOT_FOUND)."""
 
 
 class RequestTimeout(MCPProtocolError, TimeoutError):
@@ -182,7 +188,10 @@ def tools_from_mcp(
             raise ValueError(f"two MCP tools are both named {name!r} for errord")
         parameters = {"type": "object", **definition.input_schema}
         function = _caller(session, definition.name, name)
-        tools[name] = Tool(name, parameters, definition.description or "", function=function)
+        description = definition.description or ""
+        tools[name] = Tool(
+            name, parameters, description, function=function, validates_arguments=True
+        )
     return list(tools.values())
 
 

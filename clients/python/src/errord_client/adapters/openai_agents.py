@@ -23,6 +23,11 @@ not raises ``ToolCallFailed``, which the guarded tool's ``failure_error_function
 own SDK ``timeout`` gives way to errord's per-attempt timeout (the manifest's
 ``timeout_ms``): it would otherwise bound all the attempts together.
 
+The executor checks a call's arguments against the tool's ``params_json_schema`` before
+it runs, as the model API's strict mode would (``2.0`` for an integer is 2, an argument
+the schema does not take is ignored); what the SDK's own pydantic check still refuses is
+reported as the model's mistake (InvalidArguments), not the tool's.
+
 The guarded tool is registered with the executor under its name, so that another tool's
 manifest may name it as an alternative; an alternative the agent does not show the
 model is registered by guarding it too, or by giving it to the Executor.
@@ -51,6 +56,7 @@ from agents import (
     function_tool,
     get_current_trace,
 )
+from agents.exceptions import ModelBehaviorError
 from agents.tool import (
     ToolErrorFunction,
     set_function_tool_failure_error_function,
@@ -58,9 +64,10 @@ from agents.tool import (
 )
 from agents.tool_context import ToolContext
 from agents.tracing.traces import NoOpTrace
+from pydantic import ValidationError
 
 from errord_client.executor import Executor, ResultStatus, ToolResult, tool_call
-from errord_client.tools import Tool
+from errord_client.tools import InvalidArguments, Tool
 
 __all__ = [
     "ToolCallFailed",
@@ -186,7 +193,20 @@ class _Attempt:
         ctx = _CALL.get()
         if ctx is None:  # run by the executor alone, outside any SDK run
             ctx = ToolContext(None, tool_name=self.tool.name, tool_call_id="", tool_arguments=text)
-        return await self.tool.on_invoke_tool(ctx, text)
+        try:
+            return await self.tool.on_invoke_tool(ctx, text)
+        except ModelBehaviorError as error:  # the SDK's own check refused the arguments
+            raise _refused(error) from error
+
+
+def _refused(error: ModelBehaviorError) -> InvalidArguments:
+    """The SDK's refusal of a call's arguments as InvalidArguments, naming the parameter
+    when the SDK kept pydantic's error as its cause (it does when tool data may be logged,
+    OPENAI_AGENTS_DONT_LOG_TOOL_DATA=0)."""
+    cause = error.__cause__
+    if isinstance(cause, ValidationError):
+        return InvalidArguments.from_validation_error(cause)
+    return InvalidArguments([error.message or str(error)])
 
 
 def _handled(tool: FunctionTool, error: Exception, input_json: str) -> None:

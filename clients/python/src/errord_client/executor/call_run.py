@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from errord_client.client import as_duration
 from errord_client.executor.batch import Batch
 from errord_client.executor.board import ToolBoard
 from errord_client.executor.calls import ToolCall
+from errord_client.executor.declarations import Declarations
 from errord_client.executor.failures import ToolFailure, failure_from_exception
 from errord_client.executor.link import ErrordLink, as_struct
 from errord_client.executor.local_policy import LocalPolicy
@@ -31,6 +33,7 @@ class Runner:
     link: ErrordLink
     local_policy: LocalPolicy
     threads: concurrent.futures.Executor
+    declarations: Declarations
 
 
 class CallRun:
@@ -52,6 +55,10 @@ class CallRun:
         self.last_decision = ""
         self.decided_by = DecidedBy.NOBODY
         """Who decided the last verdict followed; NOBODY while none was needed."""
+        self.running: Tool | None = None
+        """The registered tool of the current attempt; None when there is none."""
+        self.ignored: tuple[str, ...] = ()
+        """The call's arguments the current attempt's tool was run without."""
 
     async def run(self) -> ToolResult:
         while True:
@@ -84,7 +91,7 @@ class CallRun:
     ) -> tuple[ToolFailure | None, float, Verdict | None, Any]:
         """Run the current attempt: its failure (None on success), how long it ran, the
         verdict that refused it before it ran (None if it ran), and its output."""
-        tool, failure = self._tool()
+        tool, arguments, failure = self._tool()
         if tool is None:
             return failure, 0.0, None, None
         if not self.admitted and not self.runner.board.closed(self.tool):
@@ -96,7 +103,7 @@ class CallRun:
         started = time.monotonic()
         try:
             async with asyncio.timeout(timeout):
-                output = await tool.invoke(self.call.arguments, threads=self.runner.threads)
+                output = await tool.invoke(arguments, threads=self.runner.threads)
         except TimeoutError as error:
             elapsed = time.monotonic() - started
             if elapsed < timeout:  # the tool's own TimeoutError, not ours
@@ -107,24 +114,33 @@ class CallRun:
             return failure_from_exception(error), time.monotonic() - started, None, None
         return None, time.monotonic() - started, None, output
 
-    def _tool(self) -> tuple[Tool | None, ToolFailure | None]:
-        """The tool to run, or the failure that stands for it: a tool not registered, or
-        arguments it cannot take."""
+    def _tool(self) -> tuple[Tool | None, Mapping[str, Any], ToolFailure | None]:
+        """The tool to run and the arguments it takes (``Tool.accept``, unless its own
+        framework checks them), or the failure that stands for it: a tool not registered,
+        or arguments it cannot take."""
+        self.running, self.ignored = None, ()
         try:
             tool = self.runner.registry.get(self.tool)
         except ToolNotFound as error:
             if self.fallback_used:  # errord named it: not the model's mistake
                 message = f"the alternative {self.tool} is not registered with the executor"
-                return None, ToolFailure(message, "ToolNotFound", "UNSUPPORTED")
-            return None, ToolFailure(str(error), "ToolNotFound", "TOOL_NOT_FOUND")
+                return None, {}, ToolFailure(message, "ToolNotFound", "UNSUPPORTED")
+            return None, {}, ToolFailure(str(error), "ToolNotFound", "TOOL_NOT_FOUND")
+        self.running = tool
         if self.call.malformed and not self.fallback_used:
             message = f"the arguments are not a JSON object: {self.call.malformed}"
-            return None, ToolFailure(message, "InvalidArguments", "INVALID_INPUT")
+            return None, {}, ToolFailure(message, "InvalidArguments", "INVALID_INPUT")
+        if tool.validates_arguments:
+            return tool, self.call.arguments, None
         try:
-            tool.check(self.call.arguments)
+            accepted = tool.accept(self.call.arguments)
         except InvalidArguments as error:
-            return None, ToolFailure(str(error), "InvalidArguments", "INVALID_INPUT")
-        return tool, None
+            refused = ToolFailure(
+                str(error), "InvalidArguments", "INVALID_INPUT", api_parameter=error.parameter
+            )
+            return None, {}, refused
+        self.ignored = accepted.ignored
+        return tool, accepted.arguments, None
 
     async def _admit(self) -> Verdict | None:
         """AdmitCall: None when the attempt may run (or errord did not answer: it runs
@@ -151,12 +167,28 @@ class CallRun:
             arguments=as_struct(self.call.arguments),
             elapsed=as_duration(elapsed),
         )
+        if self.running is not None:
+            timeout = self.timeout or self.runner.board.timeout(self.tool)
+            request.tool_declaration.CopyFrom(self.runner.declarations.of(self.running, timeout))
         verdict = await self.link.decide(request)
         if verdict is None:
             verdict = self.runner.local_policy.decide(
-                self.tool, failure, self.attempt, self.delays.get(self.tool, 0.0)
+                self.tool,
+                failure,
+                self.attempt,
+                self.delays.get(self.tool, 0.0),
+                self.call.arguments,
+                self._parameters(),
             )
         return verdict
+
+    def _parameters(self) -> tuple[str, ...]:
+        """The parameters the tool's schema names; none for a tool not registered."""
+        try:
+            properties = self.runner.registry.get(self.tool).parameters.get("properties")
+        except ToolNotFound:
+            return ()
+        return tuple(properties) if isinstance(properties, dict) else ()
 
     def _succeeded(self, output: Any) -> ToolResult:
         self.link.report_outcome(
@@ -179,6 +211,7 @@ class CallRun:
             tool_used=self.tool,
             decided_by=self.decided_by,
             decision_ids=tuple(self.decision_ids),
+            ignored_arguments=self.ignored,
         )
 
     def _ended(self, verdict: Verdict, failure: ToolFailure | None) -> ToolResult:
@@ -202,6 +235,8 @@ class CallRun:
                 message=failure.message if failure else verdict.reason,
                 user_message=verdict.user_message,
                 retryable=verdict.error_class == "transient",
+                fault=verdict.fault,
+                parameter=verdict.parameter,
             ),
             attempts=self.attempts,
             fallback_used=self.fallback_used,
@@ -209,4 +244,5 @@ class CallRun:
             decided_by=verdict.decided_by,
             decision_ids=tuple(self.decision_ids),
             model_text=verdict.llm_message,
+            ignored_arguments=self.ignored,
         )

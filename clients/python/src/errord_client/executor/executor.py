@@ -34,6 +34,7 @@ from errord_client.executor.batch import Batch, not_run
 from errord_client.executor.board import ToolBoard
 from errord_client.executor.call_run import CallRun, Runner
 from errord_client.executor.calls import ToolCall, tool_call
+from errord_client.executor.declarations import Declarations
 from errord_client.executor.link import ErrordLink, open_channel
 from errord_client.executor.local_policy import LocalPolicy
 from errord_client.executor.plan import plan_of
@@ -71,6 +72,8 @@ class Executor:
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.local_policy = local_policy or LocalPolicy()
         self.board = ToolBoard(default_timeout)
+        self.declarations = Declarations()
+        """What failure reports tell errord of each tool (its schema and timeout)."""
         self._target = target
         self._credentials = credentials
         self._metadata = (("authorization", f"Bearer {token}"),) if token else None
@@ -168,7 +171,14 @@ class Executor:
     def _runner(self) -> Runner:
         assert self._link is not None
         assert self._threads is not None
-        return Runner(self.registry, self.board, self._link, self.local_policy, self._threads)
+        return Runner(
+            self.registry,
+            self.board,
+            self._link,
+            self.local_policy,
+            self._threads,
+            self.declarations,
+        )
 
     async def _run(self, call: ToolCall, batch: Batch) -> ToolResult:
         started = time.monotonic()

@@ -12,12 +12,22 @@ its attributes, never by importing those libraries:
   ``code`` empty: errord classifies statuses, with the tool manifest's overrides.
   The response's ``Retry-After`` (seconds or an HTTP-date) fills ``retry_after``;
   ``retry-after-ms``, which the openai and anthropic APIs send, is read first.
+  The response body, where the API says what is wrong, fills ``api_message``,
+  ``api_parameter`` and ``api_code`` (errord_client.executor.api_words).
 - timeouts (``TimeoutError``, so ``asyncio.TimeoutError`` and ``socket.timeout``;
   httpx ``TimeoutException``, requests ``Timeout``, aiohttp ``ServerTimeoutError``,
   the SDKs' ``APITimeoutError``) are ``TIMEOUT``.
-- broken connections (``ConnectionError``; httpx ``NetworkError`` and
-  ``RemoteProtocolError``, requests ``ConnectionError``, aiohttp
-  ``ClientConnectionError``, the SDKs' ``APIConnectionError``) are ``CONNECTION``.
+- broken connections (``ConnectionError``, so ``BrokenPipeError``; httpx
+  ``NetworkError`` and ``RemoteProtocolError``, requests ``ConnectionError``, aiohttp
+  ``ClientConnectionError``, the SDKs' ``APIConnectionError``, anyio's closed and broken
+  streams under an MCP session) are ``CONNECTION``.
+- a JSON-RPC error (the MCP SDK's ``MCPError``, the MCP adapter's ``MCPProtocolError``)
+  gives its code as ``api_code`` ("-32602") and its message as ``api_message``: errord
+  reads the code as an API's own (-32602 invalid params the call's, -32002 a resource not
+  found, -32000 the connection closed...), and so does the local policy, with errord's
+  rules.
+- the executor's own ``InvalidArguments`` is ``INVALID_INPUT``, the parameter it names
+  (``InvalidArguments.parameter``, as a framework's validator said it) as ``api_parameter``.
 - anything else gives its type and message only, and errord infers the code.
 
 An exception may carry what the tool produced before it failed in a
@@ -39,6 +49,8 @@ from typing import Any, Final
 from google.protobuf import json_format, struct_pb2
 
 from errord_client.client import as_duration
+from errord_client.executor.api_words import NO_WORDS, ApiWords, api_words, jsonrpc_error
+from errord_client.tools.arguments import InvalidArguments
 from errord_client.v1 import errord_pb2 as pb
 
 MAX_MESSAGE_BYTES: Final = 4096
@@ -46,6 +58,9 @@ MAX_MESSAGE_BYTES: Final = 4096
 
 MAX_EXCEPTION_TYPE_LENGTH: Final = 512
 """Characters of an exception type errord accepts (an identifier's bound)."""
+
+MAX_API_MESSAGE_BYTES: Final = MAX_MESSAGE_BYTES
+"""Bytes of an API's message kept (UTF-8), as of the exception's own."""
 
 MAX_PARTIAL_RESULT_BYTES: Final = 262_144
 """Serialized bytes of a partial result errord accepts; a larger one is not sent."""
@@ -75,6 +90,10 @@ _CODES_BY_CLASS: Final[Mapping[tuple[str, str], str]] = {
     ("requests", "ConnectionError"): "CONNECTION",
     ("aiohttp", "ServerTimeoutError"): "TIMEOUT",
     ("aiohttp", "ClientConnectionError"): "CONNECTION",
+    # What an MCP session's streams raise once the server is gone (a stdio pipe closed).
+    ("anyio", "ClosedResourceError"): "CONNECTION",
+    ("anyio", "BrokenResourceError"): "CONNECTION",
+    ("anyio", "EndOfStream"): "CONNECTION",
     **{("openai", name): code for name, code in _SDK.items()},
     **{("anthropic", name): code for name, code in _SDK.items()},
     # The registry's own refusals: the model's call is wrong, or the tool cannot run.
@@ -102,6 +121,14 @@ class ToolFailure:
     """Seconds the backend asked to wait before a retry (its Retry-After), if it did."""
     partial_result: Any = None
     """What the tool produced before it failed (any JSON-like value), if anything."""
+    api_message: str = ""
+    """What the API said of the failure in its error body (or a JSON-RPC error's message),
+    "" when it said nothing."""
+    api_parameter: str = ""
+    """The parameter the API's error names (Stripe's ``param``, FastAPI's ``loc``), or that
+    a framework's own validator named; "" for none."""
+    api_code: str = ""
+    """The API's own error code ("resource_missing", "invalid_api_key", "-32602")."""
 
     def __post_init__(self) -> None:
         if self.code and self.code not in CODES:
@@ -130,6 +157,9 @@ class ToolFailure:
             exception_type=self.exception_type,
             message=self.message,
             retry_after=as_duration(self.retry_after),
+            api_message=self.api_message,
+            api_parameter=self.api_parameter,
+            api_code=self.api_code,
         )
         if self.partial_result is not None:
             _set_json(error.partial_result, self.partial_result)
@@ -147,19 +177,40 @@ def failure_from_exception(
 ) -> ToolFailure:
     """What errord reads of ``error``, as the module's docstring says. ``now`` (an aware
     datetime) makes a Retry-After given as an HTTP-date relative: seconds from now, 0 when
-    past. Never raises for an exception it cannot read: it gives the type and message."""
+    past. Never raises for an exception it cannot read: it gives the type and message. An
+    exception group of one exception (what a task group, such as an MCP client's, raises
+    around its task's) is read as that exception."""
+    error = _single(error)
     status = _http_status(error)
     headers = _attribute(error, "headers")
     if headers is None:
         headers = _attribute(_attribute(error, "response"), "headers")
+    code = "" if status else _code(type(error))
+    words = api_words(error) if status else NO_WORDS
+    rpc = None if status else jsonrpc_error(error)
+    if rpc is not None:  # its code is the API's, which errord reads (classify/api.py)
+        code = ""
+        words = ApiWords(rpc[1], "", str(rpc[0]))
+    elif isinstance(error, InvalidArguments):
+        words = ApiWords(parameter=error.parameter)
     return ToolFailure(
         message=_cut(_text(error), MAX_MESSAGE_BYTES),
         exception_type=exception_type(type(error))[:MAX_EXCEPTION_TYPE_LENGTH],
-        code="" if status else _code(type(error)),
+        code=code,
         http_status=status,
         retry_after=None if headers is None else _retry_after(headers, now),
         partial_result=_attribute(error, "partial_result"),
+        api_message=_cut(words.message, MAX_API_MESSAGE_BYTES),
+        api_parameter=words.parameter,
+        api_code=words.code,
     )
+
+
+def _single(error: BaseException) -> BaseException:
+    """The one exception inside nested exception groups of one; else ``error``."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
 
 
 def exception_type(cls: type[BaseException]) -> str:

@@ -1,34 +1,31 @@
 """The local policy: what the executor decides on its own while errord does not answer.
 
-It keeps the seeds' defaults (errord's own when a tool has no manifest), without
-anything errord knows and the executor does not (manifests, breakers, memory, the
-turn's budget and plan): a transient failure is retried after 100, 200, 400 and 800 ms,
-at most 5 attempts and 2 s of delays per call, never sooner than a Retry-After asks; a
-permanent one, or a transient one out of retries, is escalated to the user. A call the
-model got wrong (its arguments, or a tool that does not exist) goes back to the model,
-which is the only one that can correct it.
+It classifies a failure exactly as errord does, with errord's own rules (errord_client.
+_classify, generated from errord/decide/classify): the same code, class and fault, and
+the parameter the call's own values show. Without what errord knows and the executor
+does not (manifests, breakers, memory, the turn's budget and plan), it keeps the seeds'
+defaults (errord's own when a tool has no manifest): a failure of the call's arguments
+goes back to the model, which is the only one that can correct it; a failure of the
+tool's own code fails the call, not retried; a transient one is retried after 100, 200,
+400 and 800 ms, at most 5 attempts and 2 s of delays per call, never sooner than a
+Retry-After asks; what a person must fix, or a transient failure out of retries, is
+escalated to the user.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
+from errord_client._classify import classify, with_fault
+from errord_client.classify_model import Classification, ErrorClass, ErrorCode, Fault
+from errord_client.classify_model import ToolFailure as Failure
 from errord_client.executor.failures import ToolFailure
 from errord_client.executor.result import DecidedBy
 from errord_client.executor.verdict import Action, Verdict
 
-TRANSIENT_CODES = frozenset({"TIMEOUT", "CONNECTION", "RATE_LIMITED", "UNAVAILABLE", "UNKNOWN"})
-MODEL_CODES = frozenset({"INVALID_INPUT", "TOOL_NOT_FOUND"})
-TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
-CODES_BY_EXCEPTION = {
-    "PermissionError": "AUTH",
-    "FileNotFoundError": "NOT_FOUND",
-    "NotImplementedError": "UNSUPPORTED",
-    "ValueError": "INVALID_INPUT",
-    "TypeError": "INVALID_INPUT",
-}
-"""Built-in exceptions whose type says enough; errord reads much more (the message, the
-manifest's overrides) when it answers."""
+LOCALLY = "(local policy: errord did not answer)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,80 +40,96 @@ class LocalPolicy:
     """Seconds of delays one call's retries of one tool may add up to."""
 
     def decide(
-        self, tool: str, failure: ToolFailure, attempt: int, delays_so_far: float
+        self,
+        tool: str,
+        failure: ToolFailure,
+        attempt: int,
+        delays_so_far: float,
+        arguments: Mapping[str, Any] | None = None,
+        parameters: Iterable[str] = (),
     ) -> Verdict:
-        """The verdict on attempt ``attempt`` of ``tool``, which failed with ``failure``,
-        after ``delays_so_far`` seconds of delays granted to this call's retries of it."""
-        code = local_code(failure)
-        transient = code in TRANSIENT_CODES
+        """The verdict on attempt ``attempt`` of ``tool``, which failed with ``failure``
+        after ``delays_so_far`` seconds of delays granted to this call's retries of it;
+        ``arguments``, the call's, and ``parameters``, those its schema names, show whose
+        fault it is."""
+        classification = local_classification(failure, arguments or {}, parameters)
+        code = classification.code.value
+        permanent = classification.error_class is ErrorClass.PERMANENT
+        error_class = "permanent" if permanent else "transient"
+        fault = classification.fault
         said = failure.message or failure.exception_type or code
-        if code in MODEL_CODES:
-            return Verdict(
+        read = Verdict(
+            action=Action.ESCALATE,
+            decided_by=DecidedBy.LOCAL,
+            code=code,
+            error_class=error_class,
+            fault=fault.value if fault else "",
+            parameter=classification.parameter,
+        )
+        if permanent and fault is Fault.ARGUMENTS:
+            named = f" (parameter {classification.parameter!r})" if classification.parameter else ""
+            return replace(
+                read,
                 action=Action.RETURN_TO_MODEL,
-                decided_by=DecidedBy.LOCAL,
-                code=code,
-                error_class="permanent",
-                llm_message=f"Error: the call to {tool} is invalid: {said}. "
+                llm_message=f"Error: the call to {tool} is invalid{named}: {said}. "
                 "Correct the call and try again.",
                 user_message=f"{_label(tool)} was called incorrectly; the assistant will "
                 "correct it.",
-                reason="the call is the model's to correct (local policy: errord did not answer)",
+                reason=f"the call is the model's to correct {LOCALLY}",
             )
-        if transient:
+        if permanent and fault is Fault.TOOL:
+            return replace(
+                read,
+                action=Action.FAIL,
+                llm_message=f"Error: {tool} failed in its own code, not because of your call: "
+                f"{said}. Calling it again the same way would fail the same way; get what you "
+                "need another way, or continue without it.",
+                user_message=f"{_label(tool)} ran into an internal error; continuing with the "
+                "rest of the request.",
+                reason=f"{tool}'s own code failed ({code}) {LOCALLY}",
+            )
+        if not permanent:
             delay = min(self.initial_delay * self.multiplier ** (attempt - 1), self.max_delay)
             if failure.retry_after is not None:
                 delay = max(delay, failure.retry_after)
             if attempt < self.max_attempts and delays_so_far + delay <= self.max_total_delay:
-                return Verdict(
+                return replace(
+                    read,
                     action=Action.RETRY,
-                    decided_by=DecidedBy.LOCAL,
                     delay=delay,
-                    code=code,
-                    error_class="transient",
                     user_message=f"{_label(tool)} had a temporary problem; trying again.",
                     reason=f"transient {code}: retry {attempt} of {self.max_attempts - 1} after "
-                    f"{delay * 1000:.0f} ms (local policy: errord did not answer)",
+                    f"{delay * 1000:.0f} ms {LOCALLY}",
                 )
         why = (
             f"{tool} failed {attempt} times with a temporary error ({code})"
-            if transient
-            else f"{tool} failed with an error that retrying cannot fix ({code or 'permanent'})"
+            if not permanent
+            else f"{tool} failed with an error that retrying cannot fix ({code})"
         )
-        return Verdict(
-            action=Action.ESCALATE,
-            decided_by=DecidedBy.LOCAL,
-            code=code,
-            error_class="transient" if transient else "permanent",
+        return replace(
+            read,
             llm_message=f"Error: {why}: {said}. Do not call it again in this turn; tell the "
             "user what could not be done.",
             user_message=f"{_label(tool)} isn't working right now, so I couldn't finish this "
             "step. Please try again later.",
-            reason=f"{why} (local policy: errord did not answer)",
+            reason=f"{why} {LOCALLY}",
         )
 
 
-def local_code(failure: ToolFailure) -> str:
-    """The failure's code as far as the executor can tell on its own."""
-    if failure.code:
-        return failure.code
-    status = failure.http_status
-    if status in TRANSIENT_STATUSES or 500 <= status <= 599:
-        return "RATE_LIMITED" if status == 429 else "UNAVAILABLE"
-    if status in (401, 403):
-        return "AUTH"
-    if status == 404:
-        return "NOT_FOUND"
-    if 400 <= status <= 499:
-        return "INVALID_INPUT"
-    kind = failure.exception_type.rpartition(".")[2]
-    if kind in CODES_BY_EXCEPTION:
-        return CODES_BY_EXCEPTION[kind]
-    if "timeout" in kind.lower():
-        return "TIMEOUT"
-    words = failure.message[:200].lower()
-    if any(word in words for word in ("unauthorized", "forbidden", "401", "403")):
-        return "AUTH"
-    return "UNKNOWN"
+def local_classification(
+    failure: ToolFailure, arguments: Mapping[str, Any], parameters: Iterable[str] = ()
+) -> Classification:
+    """``failure`` classified as errord classifies it for a tool without a manifest."""
+    read = Failure(
+        code=ErrorCode(failure.code) if failure.code else None,
+        http_status=failure.http_status or None,
+        exception_type=failure.exception_type,
+        message=failure.message,
+        api_message=failure.api_message,
+        api_parameter=failure.api_parameter,
+        api_code=failure.api_code,
+    )
+    return with_fault(classify(read), read, arguments, parameters)
 
 
 def _label(tool: str) -> str:

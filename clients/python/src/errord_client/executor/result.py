@@ -69,6 +69,11 @@ class ResultError:
     """What to tell the user, in plain words."""
     retryable: bool
     """Whether calling again later may succeed."""
+    fault: str = ""
+    """Who can act on the failure: "ARGUMENTS" (the model), "TOOL" (its own code),
+    "BACKEND" (time), "PERSON" (someone must), or "" when nobody said."""
+    parameter: str = ""
+    """The call's parameter the failure is about, when known."""
 
     def to_dict(self) -> dict[str, Any]:
         """The fields by name."""
@@ -106,6 +111,9 @@ class ToolResult:
     """errord's decisions on the call, in order."""
     model_text: str = ""
     """What to tell the model of an error (errord's llm_message), when there is one."""
+    ignored_arguments: tuple[str, ...] = ()
+    """The call's arguments its tool's schema does not take, which the tool was run
+    without (as frameworks ignore them), in call order; the model is not told."""
 
     def __post_init__(self) -> None:
         if self.attempts < 0:
@@ -175,6 +183,7 @@ class ToolResult:
             "fallback_used": self.fallback_used,
             "decided_by": self.decided_by.value,
             "decision_ids": list(self.decision_ids),
+            "ignored_arguments": list(self.ignored_arguments),
         }
 
 

@@ -60,6 +60,10 @@ class Verdict:
     reason: str = ""
     code: str = ""
     error_class: str = ""
+    fault: str = ""
+    """Who can act on the failure: ARGUMENTS, TOOL, BACKEND or PERSON (errord's Fault)."""
+    parameter: str = ""
+    """The call's parameter the failure is about, when known."""
     decision_id: str = ""
     probe: bool = False
     """The retry is the half-open breaker's one probe: the next attempt is admitted."""
@@ -95,6 +99,8 @@ def from_decision(decision: pb.RecoveryDecision) -> Verdict:
         .removeprefix("ERROR_CLASS_")
         .lower()
         .replace("unspecified", ""),
+        fault=pb.Fault.Name(classification.fault).removeprefix("FAULT_").replace("UNSPECIFIED", ""),
+        parameter=classification.parameter,
         decision_id=decision.decision_id,
         probe=decision.probe,
         consequences=tuple(

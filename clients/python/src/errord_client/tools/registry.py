@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, overload
 
-from errord_client.tools.schema import arguments_converter, check_arguments, parameters_schema
+from errord_client.tools.arguments import Accepted, accept_arguments
+from errord_client.tools.schema import arguments_converter, parameters_schema
 
 ANY_ARGUMENTS: Mapping[str, Any] = MappingProxyType(
     {"type": "object", "properties": MappingProxyType({})}
@@ -84,6 +85,10 @@ class Tool:
     """True for a plain (sync) function, which runs in a worker thread, off the event loop."""
     function: Callable[..., Any] = field(kw_only=True, repr=False)
     """Called with the arguments as keywords; may return an awaitable, which is awaited."""
+    validates_arguments: bool = field(default=False, kw_only=True)
+    """True when the tool's framework checks its arguments itself (a LangChain tool's
+    pydantic model, an MCP server): the executor then calls it with the arguments as the
+    model wrote them, and the tool's own check decides. False: ``accept`` decides."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -98,10 +103,17 @@ class Tool:
         if not callable(self.function):
             raise TypeError(f"Tool '{self.name}': function must be callable")
 
+    def accept(self, arguments: Mapping[str, Any]) -> Accepted:
+        """``arguments`` as the tool is called with them, checked against ``parameters``
+        as frameworks check a call (errord_client.tools.arguments): required properties,
+        each top-level property's JSON type and enum; ``2.0`` for an integer is ``2``, an
+        argument the schema does not take is left out (``Accepted.ignored``). Raises
+        InvalidArguments naming each problem."""
+        return accept_arguments(self.parameters, arguments)
+
     def check(self, arguments: Mapping[str, Any]) -> None:
-        """Raise InvalidArguments unless ``arguments`` fit ``parameters`` (required and
-        unexpected properties, and each top-level property's JSON type and enum)."""
-        check_arguments(self.parameters, arguments)
+        """Raise InvalidArguments unless ``accept`` takes ``arguments``."""
+        accept_arguments(self.parameters, arguments)
 
     async def invoke(
         self,

@@ -12,10 +12,8 @@ no other property allowed. Hints map to JSON types as model APIs read them:
 - ``Annotated[X, "text"]``: X, described by the text; ``Any``: any JSON value
 
 ``arguments_converter`` reads decoded JSON back into the hinted types (an Enum member, a
-dataclass instance, a tuple) before the function runs. ``check_arguments`` checks a call
-against a schema without the jsonschema package: the required properties, no unexpected
-ones where ``additionalProperties`` is false, and the JSON type and ``enum`` of each
-top-level property; values nested deeper are the tool's own business.
+dataclass instance, a tuple) before the function runs; a call is checked against the
+schema first (errord_client.tools.arguments).
 """
 
 from __future__ import annotations
@@ -29,6 +27,8 @@ import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from errord_client.tools.arguments import InvalidArguments, json_type
+
 Converter = Callable[[Any], Any]
 """Reads one decoded JSON value into the hinted type; raises TypeError or ValueError."""
 
@@ -40,18 +40,6 @@ _SIMPLE_TYPES: Mapping[object, str] = {
     None: "null",
     type(None): "null",
 }
-_ARTICLES = {"integer": "an integer", "array": "an array", "object": "an object", "null": "null"}
-
-
-class InvalidArguments(ValueError):
-    """A call's arguments do not match its tool's schema; ``problems`` lists every mismatch
-    and the message names the first, e.g. ``Invalid parameters: missing 'origin'``."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        if not problems:
-            raise ValueError("InvalidArguments needs at least one problem")
-        self.problems: tuple[str, ...] = tuple(problems)
-        ValueError.__init__(self, f"Invalid parameters: {self.problems[0]}")
 
 
 class _Unsupported(Exception):
@@ -266,7 +254,8 @@ def arguments_converter(
                 try:
                     converted[name] = converter(converted[name])
                 except (TypeError, ValueError) as error:
-                    raise InvalidArguments([f"'{name}' could not be read: {error}"]) from error
+                    problem = f"'{name}' could not be read: {error}"
+                    raise InvalidArguments([problem], parameter=name) from error
         return converted
 
     return convert
@@ -373,118 +362,11 @@ def _same(value: Any) -> Any:
 
 def _array(value: Any) -> Sequence[Any]:
     if not isinstance(value, list | tuple):
-        raise TypeError(f"expected an array, not {_json_type(value)}")
+        raise TypeError(f"expected an array, not {json_type(value)}")
     return value
 
 
 def _object(value: Any) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise TypeError(f"expected an object, not {_json_type(value)}")
+        raise TypeError(f"expected an object, not {json_type(value)}")
     return value
-
-
-# Checking a call against a schema.
-
-
-def check_arguments(schema: Mapping[str, Any], arguments: object) -> None:
-    """Raise InvalidArguments listing every way ``arguments`` misses ``schema``: missing
-    required properties first, in the schema's order, then each argument in call order."""
-    problems = list(argument_problems(schema, arguments))
-    if problems:
-        raise InvalidArguments(problems)
-
-
-def argument_problems(schema: Mapping[str, Any], arguments: object) -> Iterator[str]:
-    """Each way ``arguments`` misses ``schema``, as a short phrase naming the property."""
-    if not isinstance(arguments, Mapping):
-        yield f"arguments must be an object, not {_json_type(arguments)}"
-        return
-    properties: Mapping[str, Any] = schema.get("properties") or {}
-    for name in schema.get("required") or ():
-        if name not in arguments:
-            yield f"missing '{name}'"
-    closed = schema.get("additionalProperties") is False
-    for name, value in arguments.items():
-        if name not in properties:
-            if closed:
-                yield f"unexpected '{name}'"
-        elif not _satisfies(properties[name], value):
-            yield f"'{name}' must be {_describe(properties[name])}"
-
-
-def _satisfies(schema: object, value: object) -> bool:
-    """Whether ``value`` has the JSON type and value ``schema`` asks for (not looking inside
-    arrays and objects)."""
-    if isinstance(schema, bool):
-        return schema
-    if not isinstance(schema, Mapping):
-        return True
-    if "type" in schema and not _json_types(value).intersection(_types(schema["type"])):
-        return False
-    if "enum" in schema and not any(_same_json(value, option) for option in schema["enum"]):
-        return False
-    if "const" in schema and not _same_json(value, schema["const"]):
-        return False
-    alternatives = schema.get("anyOf") or schema.get("oneOf")
-    return not alternatives or any(_satisfies(option, value) for option in alternatives)
-
-
-def _describe(schema: object) -> str:
-    """What a schema asks for, as the end of "'x' must be ...": an integer, one of 'a', 'b'."""
-    if not isinstance(schema, Mapping):
-        return "valid"
-    if "enum" in schema:
-        return "one of " + ", ".join(_show(option) for option in schema["enum"])
-    if "const" in schema:
-        return _show(schema["const"])
-    if "type" in schema:
-        return " or ".join(_ARTICLES.get(kind, f"a {kind}") for kind in _types(schema["type"]))
-    alternatives = schema.get("anyOf") or schema.get("oneOf")
-    if alternatives:
-        return " or ".join(_describe(option) for option in alternatives)
-    return "valid"
-
-
-def _types(declared: object) -> list[str]:
-    """A schema's ``type``, a name or a list of names, as a list."""
-    return [declared] if isinstance(declared, str) else list(typing.cast(Sequence[str], declared))
-
-
-def _json_types(value: object) -> set[str]:
-    """The JSON Schema types ``value`` belongs to: an int is an integer and a number, a
-    bool is neither, and a float is a number only (even 2.0: the function hinted int)."""
-    if value is None:
-        return {"null"}
-    if isinstance(value, bool):
-        return {"boolean"}
-    if isinstance(value, int):
-        return {"integer", "number"}
-    if isinstance(value, float):
-        return {"number"}
-    if isinstance(value, str):
-        return {"string"}
-    if isinstance(value, Mapping):
-        return {"object"}
-    if isinstance(value, list | tuple):
-        return {"array"}
-    return set()
-
-
-def _json_type(value: object) -> str:
-    """The JSON type of ``value`` as a phrase, for messages: an integer, null, a list."""
-    kinds = _json_types(value)
-    if not kinds:
-        return f"a {type(value).__name__}"
-    kind = "integer" if "integer" in kinds else kinds.pop()
-    return _ARTICLES.get(kind, f"a {kind}")
-
-
-def _same_json(value: object, option: object) -> bool:
-    """Equal as JSON values: True is not 1 (Python's True == 1 is)."""
-    if isinstance(value, bool) or isinstance(option, bool):
-        return isinstance(value, bool) and isinstance(option, bool) and value == option
-    return value == option
-
-
-def _show(value: object) -> str:
-    return f"'{value}'" if isinstance(value, str) else repr(value)

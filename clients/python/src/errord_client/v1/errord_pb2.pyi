@@ -697,16 +697,18 @@ class TraceEvent(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ..., memory_forgotten: _Optional[_Union[MemoryForgottenEvent, _Mapping]] = ..., manifests_reloaded: _Optional[_Union[ManifestsReloadedEvent, _Mapping]] = ...) -> None: ...
 
 class FailureEvent(_message.Message):
-    __slots__ = ("error", "arguments", "elapsed", "decision")
+    __slots__ = ("error", "arguments", "elapsed", "decision", "tool_declaration")
     ERROR_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
+    TOOL_DECLARATION_FIELD_NUMBER: _ClassVar[int]
     error: ToolError
     arguments: _struct_pb2.Struct
     elapsed: _duration_pb2.Duration
     decision: RecoveryDecision
-    def __init__(self, error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision: _Optional[_Union[RecoveryDecision, _Mapping]] = ...) -> None: ...
+    tool_declaration: ToolDeclaration
+    def __init__(self, error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision: _Optional[_Union[RecoveryDecision, _Mapping]] = ..., tool_declaration: _Optional[_Union[ToolDeclaration, _Mapping]] = ...) -> None: ...
 
 class OutcomeEvent(_message.Message):
     __slots__ = ("outcome", "duration", "decision_id", "breaker")

@@ -7,42 +7,62 @@ Normalization reads what executors really send, the most specific evidence first
    your current quota" arrives as a 429, "API rate limit exceeded" as a 403, "Tool 'x'
    not found" as a 404, "Request too large" as a 429 with "rate_limit_exceeded" in it),
    and a 429 the message quotes ("Error code: 429 - ...");
-3. the exception's type name, or the service's error code quoted in the message
+3. what the API's error body says (``api_code``, then the phrases of ``api_message``:
+   errord.decide.classify.api), where it says more than the status: a 400 whose body
+   says "Bad credentials" is a credential;
+4. the exception's type name, or the service's error code quoted in the message
    ("An error occurred (ThrottlingException) ..."): AWS sends throttling, expired
    tokens and missing resources as HTTP 400, the name says more than the status;
-4. the HTTP status, else one the message quotes where the text says it is one ("HTTP
+5. the HTTP status, else one the message quotes where the text says it is one ("HTTP
    503", "status code: 404", "502 Bad Gateway", "Error code: 500 - {...}", see
-   ``classify_status``): "processed 401 rows" or "req 462" quote none;
-5. a phrase of the message that names one cause ("deadlock detected", "Name or service
+   ``status``): "processed 401 rows" or "req 462" quote none;
+6. a built-in exception of the tool's own code, by its exact name (errord.decide.classify
+   .families): a bug (KeyError, AttributeError...), a value that did not parse
+   (ValueError, json.JSONDecodeError), an errno;
+7. a phrase of the message that names one cause ("deadlock detected", "Name or service
    not known", "Parameter 'query' cannot be empty"), where no status said otherwise;
-6. a gRPC status name in the message ("status = StatusCode.UNAVAILABLE");
-7. a generic word of the message ("timed out", "not found", "invalid");
+8. a gRPC status name in the message ("status = StatusCode.UNAVAILABLE");
+9. a generic word of the message ("timed out", "not found", "invalid");
+10. what an MCP server says of a tool of its that raised ("Error executing tool"), and
+    the DB-API exception class's default (IntegrityError, OperationalError...);
 
 else UNKNOWN. Each code has a default class: timeouts, connection faults, rate limits,
 unavailable services and unknown errors are transient; everything the caller got wrong,
-or that does not exist, is permanent. A rule carries its own class where recovery needs
-another one: an exhausted quota or credit balance is RATE_LIMITED but permanent (waiting
-does not refill it), and a TLS set-up error is CONNECTION but permanent (a retry meets
-the same certificate). The first manifest rule matching the failure overrides the class;
+that does not exist, or that the tool's own code got wrong, is permanent. A rule carries
+its own class where recovery needs another one: an exhausted quota or credit balance is
+RATE_LIMITED but permanent (waiting does not refill it), and a TLS set-up error is
+CONNECTION but permanent (a retry meets the same certificate). The first manifest rule
+matching the failure overrides the class;
 a rule's ``message`` pattern reads the same first SEARCHED_CHARS characters, run by RE2 in
 linear time (``ClassificationRule``), so no manifest pattern can stall a decision.
 Every result names the rule that decided, such as ``default:message:quota_exhausted``.
+Who can act on the failure, and on which parameter, is settled after it
+(errord.decide.classify.fault), from the call itself.
 
-The rules are written and searched as ``classify_tier`` says; the phrases of messages sit
-in ``classify_phrases``, exception types and status codes in ``classify_codes``, the forms
-that quote a status in ``classify_status``.
+The rules are written and searched as ``tier`` says; the phrases of messages sit
+in ``phrases``, exception types and status codes in ``codes``, the forms
+that quote a status in ``status``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from errord.decide.classify_codes import EXCEPTION_TYPES, GRPC_STATUS_CODES, HTTP_STATUS_CODES
-from errord.decide.classify_phrases import OVERRIDING_PHRASES, PHRASES, WORDS
-from errord.decide.classify_status import quoted_http_status
-from errord.decide.classify_tier import (
+from errord.decide.classify.api import api_code_verdict
+from errord.decide.classify.codes import (
+    EXCEPTION_TYPES,
+    GRPC_STATUS_CODES,
+    HTTP_STATUS_CODES,
+    HTTP_STATUS_FAULTS,
+)
+from errord.decide.classify.families import builtin_family, default_family, is_builtin_family
+from errord.decide.classify.phrases import LAST_PHRASES, OVERRIDING_PHRASES, PHRASES, WORDS
+from errord.decide.classify.status import quoted_http_status
+from errord.decide.classify.tier import (
     DEFAULT_CLASSES,
+    PERMANENT,
     SEARCHED_CHARS,
     Rule,
     Tier,
@@ -51,8 +71,10 @@ from errord.decide.classify_tier import (
     searchable,
     verdict,
 )
-from errord.decide.manifest import ClassificationRule
 from errord.decide.model import Classification, ErrorCode, ToolFailure
+
+if TYPE_CHECKING:  # the manifest's records read the tiers' bounds: imported only to type
+    from errord.decide.manifest import ClassificationRule
 
 __all__ = [
     "DEFAULT_CLASSES",
@@ -82,7 +104,10 @@ OVERRIDING_TIER = Tier(OVERRIDING_PHRASES, "message")
 EXCEPTION_TYPE_TIER = Tier(EXCEPTION_TYPES, "exception_type")
 ERROR_CODE_TIER = Tier(EXCEPTION_TYPES, "error_code")
 PHRASE_TIER = Tier(PHRASES, "message")
+API_OVERRIDING_TIER = Tier(OVERRIDING_PHRASES, "api_message")
+API_PHRASE_TIER = Tier(PHRASES, "api_message")
 WORD_TIER = Tier(WORDS, "message")
+LAST_TIER = Tier(LAST_PHRASES, "message")
 
 # Case-sensitive: "StatusCode.UNAVAILABLE", "14 UNAVAILABLE: ...", "status": "NOT_FOUND".
 GRPC_STATUS = re.compile("|".join(literal_first(rf"\b{name}\b") for name in GRPC_STATUS_CODES))
@@ -102,19 +127,50 @@ def normalize(failure: ToolFailure) -> Classification:
     it (the code's default class unless the rule carries its own), and that rule."""
     if failure.code is not None and failure.code is not ErrorCode.UNKNOWN:
         return CODE_VERDICTS[failure.code]
+    found = _normalized(failure)
+    fault = HTTP_STATUS_FAULTS.get(failure.http_status or 0)
+    if fault is not None and found.fault is not fault:  # the status says who, whatever else
+        return Classification(PERMANENT, found.code, found.rule, fault)
+    return found
+
+
+def _normalized(failure: ToolFailure) -> Classification:
     message = failure.message[:SEARCHED_CHARS]
     text = searchable(message)
+    exception_type = failure.exception_type
     return (
         OVERRIDING_TIER.first_match(text)
-        or EXCEPTION_TYPE_TIER.first_match(searchable(failure.exception_type))
+        or api_verdict(failure)
+        or exception_type_verdict(exception_type)
         or ERROR_CODE_TIER.first_match(searchable(service_error_code(message)))
         or http_status_verdict(failure.http_status, "default:http_status")
         or http_status_verdict(quoted_http_status(text), "default:message:http_status")
+        or builtin_family(exception_type, message)
         or PHRASE_TIER.first_match(text)
         or grpc_status_verdict(message)
         or WORD_TIER.first_match(text)
+        or LAST_TIER.first_match(text)
+        or default_family(exception_type)
         or UNKNOWN_VERDICT
     )
+
+
+def api_verdict(failure: ToolFailure) -> Classification | None:
+    """What the API's error body says, before the status: its own code, else the phrases
+    of its message (errord.decide.classify.api)."""
+    found = api_code_verdict(failure.api_code)
+    if found is not None or not failure.api_message:
+        return found
+    text = searchable(failure.api_message)
+    return API_OVERRIDING_TIER.first_match(text) or API_PHRASE_TIER.first_match(text)
+
+
+def exception_type_verdict(exception_type: str) -> Classification | None:
+    """The substring rules of exception types, but for the built-in exceptions and the
+    parsing errors the families read by their exact names (errord.decide.classify.families)."""
+    if not exception_type or is_builtin_family(exception_type):
+        return None
+    return EXCEPTION_TYPE_TIER.first_match(searchable(exception_type))
 
 
 def service_error_code(message: str) -> str:
@@ -126,7 +182,9 @@ def service_error_code(message: str) -> str:
 
 def http_status_verdict(status: int | None, rule_prefix: str) -> Classification | None:
     code = None if status is None else http_status_code(status)
-    return None if code is None else verdict(code, f"{rule_prefix}:{status}")
+    if code is None:
+        return None
+    return verdict(code, f"{rule_prefix}:{status}")
 
 
 def grpc_status_verdict(message: str) -> Classification | None:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from errord.decide.model import Classification, ErrorClass, ErrorCode
+from errord.decide.model import Classification, ErrorClass, ErrorCode, Fault
 
 TRANSIENT, PERMANENT = ErrorClass.TRANSIENT, ErrorClass.PERMANENT
 
@@ -32,6 +32,7 @@ DEFAULT_CLASSES: dict[ErrorCode, ErrorClass] = {
     ErrorCode.UNSUPPORTED: PERMANENT,
     ErrorCode.TOOL_NOT_FOUND: PERMANENT,
     ErrorCode.SCHEMA_VIOLATION: PERMANENT,
+    ErrorCode.INTERNAL: PERMANENT,
 }
 """The class of each code, unless the rule that found it carries its own."""
 
@@ -45,9 +46,15 @@ into it: U+0130 (capital I with dot above, which it turns into two characters), 
 
 
 def verdict(
-    code: ErrorCode, rule_name: str, error_class: ErrorClass | None = None
+    code: ErrorCode,
+    rule_name: str,
+    error_class: ErrorClass | None = None,
+    *,
+    fault: Fault | None = None,
 ) -> Classification:
-    return Classification(error_class or DEFAULT_CLASSES[code], code, rule_name)
+    """A rule's classification: its code's default class unless it says its own; its
+    ``fault`` when the rule knows who can act whatever the call (a 402: a person)."""
+    return Classification(error_class or DEFAULT_CLASSES[code], code, rule_name, fault)
 
 
 def searchable(text: str) -> str:

@@ -1,13 +1,14 @@
+# Generated from errord/decide/classify by clients/python/genproto.py; never edit.
 """The phrases of a message that name a cause, in the three tiers ``classify`` reads them:
 those that override the status and the exception type, those that name one cause, and
-generic words. Patterns are lowercase regexes (see ``classify_tier``).
+generic words. Patterns are lowercase regexes (see ``tier``).
 """
 
 from __future__ import annotations
 
-from errord.decide.classify_status import quoted_status_forms
-from errord.decide.classify_tier import PERMANENT, Rule, rule
-from errord.decide.model import ErrorCode
+from errord_client._classify.status import quoted_status_forms
+from errord_client._classify.tier import PERMANENT, Rule, rule
+from errord_client.classify_model import ErrorCode
 
 # Phrases that override the status and the exception: the first match wins, so a specific
 # phrase comes before a generic one (a TPM "Request too large" has "rate_limit_exceeded" in
@@ -129,6 +130,8 @@ PHRASES: tuple[Rule, ...] = (
             "credential",
             "expired[ _]?token",
             "token[ _]expired",
+            r"invalid[ _](?:access[ _]|auth[ _]|bearer[ _])?token",
+            "token is invalid",
             "security token",
             "access key",
             "request signature",
@@ -223,4 +226,10 @@ WORDS: tuple[Rule, ...] = (
         ),
         ErrorCode.INVALID_INPUT,
     ),
+)
+
+# Read last, when nothing else in the message named a cause: an MCP server's tool raised
+# (FastMCP prefixes what it raised with this), so the tool's own code is at fault.
+LAST_PHRASES: tuple[Rule, ...] = (
+    rule("tool_crashed", ("error executing tool",), ErrorCode.INTERNAL),
 )

@@ -4,12 +4,26 @@ HTTP statuses and gRPC status names, each with the code it implies.
 
 from __future__ import annotations
 
-from errord.decide.classify_tier import PERMANENT, Rule, rule
-from errord.decide.model import ErrorCode
+from errord.decide.classify.tier import PERMANENT, Rule, rule
+from errord.decide.model import ErrorCode, Fault
 
 # Exception type names, and service error codes quoted in messages (AWS's are type names).
 EXCEPTION_TYPES: tuple[Rule, ...] = (
     rule("tls_setup", ("certverification", "certificate"), ErrorCode.CONNECTION, PERMANENT),
+    rule(
+        "invalid_url",
+        (
+            "invalidurl",
+            "missingschema",
+            "invalidschema",
+            "unsupportedprotocol",
+            "nonhttpurl",
+            "urlrequired",
+            "locationparse",
+        ),
+        ErrorCode.INVALID_INPUT,
+    ),
+    rule("unexpected_content", ("contenttypeerror",), ErrorCode.UNKNOWN),
     rule("timeout", ("timeout", "timedout", "deadlineexceeded"), ErrorCode.TIMEOUT),
     rule(
         "rate_limit",
@@ -112,6 +126,11 @@ HTTP_STATUS_CODES: dict[int, ErrorCode] = {
     529: ErrorCode.UNAVAILABLE,
     530: ErrorCode.UNAVAILABLE,
 }
+
+HTTP_STATUS_FAULTS: dict[int, Fault] = {
+    402: Fault.PERSON,  # Payment Required: a card declined, a bill or a quota to settle
+}
+"""Statuses that say who can act, whatever their code says (errord.decide.classify.fault)."""
 
 GRPC_STATUS_CODES: dict[str, ErrorCode] = {
     "CANCELLED": ErrorCode.UNKNOWN,
