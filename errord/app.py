@@ -24,7 +24,7 @@ from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
 from errord.decide.engine import Engine
 from errord.decide.events import BreakerChanged, FailureEvent, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
@@ -58,7 +58,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 def load_manifests(settings: Settings) -> ManifestSnapshot:
     """The configured manifests, read under the configured root; raises ManifestError
     listing every problem."""
-    defaults = ToolDefaults(breaker=settings.breaker_defaults())
+    defaults = settings.tool_defaults()
     if settings.manifests is None:
         return ManifestSnapshot(defaults=defaults)
     root = ManifestRoot.configured(settings.manifests, settings.manifests_root)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent
-from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     CLOSED_BREAKER,
@@ -30,10 +30,19 @@ from tests.harness import Harness, failure_report
 
 TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT, message="timed out")
 FORBIDDEN = ToolFailure(http_status=403, message="forbidden")
-POLICY = BreakerPolicy(failure_threshold=3, cooldown=30.0, success_threshold=2)
+POLICY = BreakerPolicy(failure_threshold=3, cooldown=30.0, success_threshold=2, first_cooldown=30.0)
+"""A fixed 30 s break, the seed's (first_cooldown equal to cooldown)."""
+SEED_RETRIES = RetryPolicy(max_total_time=2.0)
+"""The seed's 2 s of retry time: too short to wait for a 30 s break."""
 MANIFESTS = ManifestSnapshot(
     [
-        ToolManifest(name="search", timeout=5.0, breaker=POLICY, alternatives=("backup", "mirror")),
+        ToolManifest(
+            name="search",
+            timeout=5.0,
+            breaker=POLICY,
+            alternatives=("backup", "mirror"),
+            retry_policy=SEED_RETRIES,
+        ),
         ToolManifest(name="backup", breaker=POLICY),
         ToolManifest(name="mirror", breaker=POLICY),
         ToolManifest(name="lonely", timeout=2.0, breaker=POLICY),
@@ -118,14 +127,17 @@ async def test_alternatives_with_an_open_breaker_are_skipped(harness: Harness) -
     assert decision.alternative_tool == "mirror"
     await trip(harness.handler, "mirror")
     decision = await decide(harness.handler, failure("y"))
-    assert decision.action is Action.ESCALATE
+    assert decision.action is Action.FAIL  # no one can act on an outage
     assert decision.reason.endswith(
         "no alternative is usable (backup has an open circuit breaker; mirror has an open "
-        "circuit breaker), escalating."
+        "circuit breaker); search is unavailable for now, which no one can act on: the call "
+        "fails, and the turn goes on without it (it may call search again later)."
     )
+    assert "escalat" not in decision.reason
     assert decision.user_message == (
-        "Search is temporarily unavailable; please try again in a little while."
+        "Search is temporarily unavailable; continuing with the rest of the request."
     )
+    assert "Continue without its result, or call search again later" in decision.llm_message
 
 
 async def test_after_the_cooldown_one_probe_then_two_successes_close_it(harness: Harness) -> None:
@@ -203,7 +215,7 @@ async def test_a_probe_without_an_outcome_is_released_after_the_tools_timeout(
 async def test_without_an_alternative_a_report_waits_for_the_probe_if_limits_allow(
     tmp_path: Path,
 ) -> None:
-    lonely = ToolManifest(name="lonely", timeout=1.5, breaker=POLICY)
+    lonely = ToolManifest(name="lonely", timeout=1.5, breaker=POLICY, retry_policy=SEED_RETRIES)
     harness = Harness(tmp_path, ManifestSnapshot([lonely]))
     handler = await harness.start()
     try:
@@ -216,7 +228,7 @@ async def test_without_an_alternative_a_report_waits_for_the_probe_if_limits_all
         assert waiting.delay == pytest.approx(probe.delay + 1.5)
         assert "its one probe is in flight: retrying in" in waiting.reason
         too_long = await decide(handler, failure("q", "lonely", attempt=2))
-        assert too_long.action is Action.ESCALATE  # twice 1.6 s is over the 2 s retry time
+        assert too_long.action is Action.FAIL  # twice 1.6 s is over the 2 s retry time
         assert "the circuit breaker of lonely is half-open" in too_long.reason
     finally:
         await harness.close()
@@ -254,7 +266,7 @@ async def test_an_operator_resets_and_forces_open(harness: Harness) -> None:
     await harness.actions.force_open_breaker("lonely", duration=None, by="maintenance")
     harness.clock.advance(86_400)
     forced = await decide(harness.handler, failure("b", "lonely"))
-    assert forced.action is Action.ESCALATE
+    assert forced.action is Action.FAIL  # no wait ends before the reset: go on without it
     assert "an operator forced it open, until it is reset" in forced.reason
 
     await harness.actions.force_open_breaker("backup", duration=60.0)
