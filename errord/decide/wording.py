@@ -24,7 +24,6 @@ from errord.decide.backoff import Pacing
 from errord.decide.context import DecisionContext, own_request
 from errord.decide.fallbacks import too_slow
 from errord.decide.gates import since_failed
-from errord.decide.memory import Evidence
 from errord.decide.model import Action, ClosedEnum, ErrorClass, ErrorCode, Refusal, RefusalKind
 from errord.decide.summary import label
 from errord.decide.verdict import Verdict, probe_role
@@ -392,22 +391,19 @@ def _memory_clause(context: DecisionContext, verdict: Verdict) -> str:
     weakened = since_failed(context, evidence) if evidence.succeeded < 0.5 else None
     if weakened is None:
         return f"{read} (the failures of one outage or spell count once)."
-    return f"{read}, but {_since(context, evidence, weakened)}, so memory does not stop this retry."
+    return f"{read}, but {_since(context, weakened)}: that evidence stops no retry."
 
 
-def _since(context: DecisionContext, evidence: Evidence, weakened: str) -> str:
+def _since(context: DecisionContext, weakened: str) -> str:
     """What the tool did after the last failed retry of the error, in words."""
     tool, history = context.report.tool, context.history
     if weakened == "succeeded":
         assert history.succeeded_at is not None
-        return (
-            f"{tool} succeeded at {history.succeeded_at.isoformat(timespec='seconds')}, after them"
-        )
+        at = history.succeeded_at.isoformat(timespec="seconds")
+        return f"{tool} succeeded at {at}, after the last of them"
     assert history.reset_at is not None
-    return (
-        f"an operator reset the breaker of {tool} at "
-        f"{history.reset_at.isoformat(timespec='seconds')}, after them"
-    )
+    at = history.reset_at.isoformat(timespec="seconds")
+    return f"an operator reset the breaker of {tool} at {at}, after the last of them"
 
 
 def _window_until(context: DecisionContext) -> str:
