@@ -286,7 +286,7 @@ def counted(
         failures=state.failures + 1,
         run_call=run_call,
         run_calls=run_calls,
-        recent=(state.recent << 1 | 1) & _mask(policy),
+        recent=(state.recent << 1 | 1) & policy.window_mask,
         seen=min(state.seen + 1, policy.window),
         failed_at=now,
     )
@@ -318,10 +318,6 @@ def outage(state: BreakerState, policy: BreakerPolicy) -> bool:
     return state.seen >= policy.min_calls and failed >= policy.failure_rate * state.seen
 
 
-def _mask(policy: BreakerPolicy) -> int:
-    return (1 << policy.window) - 1
-
-
 def on_outcome(
     state: BreakerState | None,
     policy: BreakerPolicy,
@@ -349,7 +345,7 @@ def on_outcome(
     if state.phase is BreakerPhase.CLOSED:
         if (not state.failures and not state.seen) or quiet(state, policy, now):
             return Stepped(state)  # nothing recent to count it against
-        recent = state.recent << 1 & _mask(policy)
+        recent = state.recent << 1 & policy.window_mask
         return Stepped(
             structs.replace(
                 state,

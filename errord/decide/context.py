@@ -148,7 +148,7 @@ class DecisionContext(Struct, frozen=True, gc=False):
     def attempts_run(self) -> int:
         """Attempts of this tool that ran on this call, the failed one included (a refused
         attempt did not run)."""
-        return max(0, self.report.attempt - self.call.refused)
+        return self.report.attempt - self.call.refused  # refused ones are among the attempts
 
     @property
     def retries_left(self) -> int:

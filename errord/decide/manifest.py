@@ -104,6 +104,8 @@ class BreakerPolicy:
     """Recent attempts the failure rate is read over: the last ``window`` transient
     failures and successes since the tool's last quiet spell (no failure for
     ``cooldown``)."""
+    window_mask: int = field(init=False, repr=False, compare=False)
+    """``window`` one bits: what keeps the recent attempts' bits to the window."""
 
     def __post_init__(self) -> None:
         if self.failure_threshold < 1:
@@ -121,6 +123,7 @@ class BreakerPolicy:
             raise ValueError(f"window must be from 1 to {MAX_WINDOW}")
         if not 1 <= self.min_calls <= self.window:
             raise ValueError("min_calls must be at least 1 and at most window")
+        object.__setattr__(self, "window_mask", (1 << self.window) - 1)
 
     def break_for(self, streak: int) -> float:
         """Seconds the ``streak``-th opening in a row stays open (the first is 1)."""
