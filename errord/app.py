@@ -245,10 +245,16 @@ def log_breaker_change(change: BreakerChanged) -> None:
     if change.by:
         text += f" by {change.by}"
     if change.change is BreakerChange.OPENED:
-        text += f" after {breaker.failures} consecutive transient failures"
+        text += (
+            f" after {breaker.failures} consecutive transient failures "
+            f"({breaker.recent_failures} of its last {breaker.seen} attempts failed)"
+        )
     if breaker.phase is BreakerPhase.OPEN:
-        until = breaker.half_opens_at
-        text += f"; half-opens at {until.isoformat()}" if until else "; open until reset"
+        until, length = breaker.half_opens_at, breaker.break_length
+        if until is None or length is None:
+            text += "; open until reset"
+        else:
+            text += f"; half-opens at {until.isoformat()}, a {length:g} s break"
     level = logging.WARNING if breaker.phase is BreakerPhase.OPEN else logging.INFO
     log.log(level, "%s", text)
 
