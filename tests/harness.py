@@ -90,11 +90,19 @@ def failure_report(
     attempt: int = 1,
     turn: str = "t",
     error: ToolFailure = TIMEOUT,
+    declared_timeout: float | None = None,
 ) -> FailureReport:
     """The report of ``call``'s ``attempt`` of ``tool`` failing with ``error`` in ``turn``:
     by default the first attempt of call c of search timing out, in turn t. A module binds
     its own defaults with ``functools.partial``."""
-    return FailureReport(turn_id=turn, call_id=call, tool=tool, attempt=attempt, error=error)
+    return FailureReport(
+        turn_id=turn,
+        call_id=call,
+        tool=tool,
+        attempt=attempt,
+        error=error,
+        declared_timeout=declared_timeout,
+    )
 
 
 ERROR_CORPUS_PATH = Path(__file__).parent / "fixtures" / "error_corpus.yaml"

@@ -386,12 +386,14 @@ def _memory_clause(context: DecisionContext, verdict: Verdict) -> str:
         f" Retries fixed {recovered} of {tried} {_bursts(tried)} of this error of "
         f"{context.report.tool} recently"
     )
-    if verdict.paced is not None:
-        return f"{read}, so the backoff is {PACING_WORDS[verdict.paced]}."
     weakened = since_failed(context, evidence) if evidence.succeeded < 0.5 else None
+    paced = PACING_WORDS[verdict.paced] if verdict.paced is not None else ""
     if weakened is None:
+        if paced:
+            return f"{read}, so the backoff is {paced}."
         return f"{read} (the failures of one outage or spell count once)."
-    return f"{read}, but {_since(context, weakened)}: that evidence stops no retry."
+    lifted = f"{read}, but {_since(context, weakened)}: that evidence stops no retry"
+    return f"{lifted}; the backoff is {paced}." if paced else f"{lifted}."
 
 
 def _since(context: DecisionContext, weakened: str) -> str:

@@ -323,3 +323,92 @@ async def test_a_tool_that_recovered_closes_on_successes_without_failing_again(
     closed = harness.state.breakers.view("search")
     assert closed is not None
     assert closed.phase is BreakerPhase.CLOSED
+
+
+GROWING = BreakerPolicy(failure_threshold=3, cooldown=30.0, first_cooldown=1.0)
+"""The defaults' growth: 1 s, then 1.5 times each opening in a row, at most 30 s."""
+
+
+async def test_the_break_grows_with_each_opening_in_a_row_up_to_the_ceiling(
+    tmp_path: Path,
+) -> None:
+    harness = Harness(tmp_path, ManifestSnapshot([ToolManifest(name="dead", breaker=GROWING)]))
+    handler = await harness.start()
+    try:
+        await trip(handler, "dead")
+        breaks = []
+        for n in range(12):  # each break over, the probe fails: it reopens for longer
+            breaker = harness.state.breakers.view("dead")
+            assert breaker is not None
+            breaks.append(breaker.break_length)
+            harness.clock.advance(breaker.break_length or 0.0)
+            probe = await decide(handler, failure(f"p{n}", "dead"))
+            assert probe.probe
+            await decide(handler, failure(f"p{n}", "dead", attempt=2))
+        assert breaks[:5] == pytest.approx([1.0, 1.5, 2.25, 3.375, 5.0625])
+        assert breaks[-1] == 30.0  # the ceiling: the seed's fixed break
+        last = harness.state.breakers.view("dead")
+        assert last is not None
+        assert last.streak == 13
+    finally:
+        await harness.close()
+
+
+async def test_a_breaker_closed_for_a_ceiling_breaks_shortly_again(tmp_path: Path) -> None:
+    harness = Harness(tmp_path, ManifestSnapshot([ToolManifest(name="dead", breaker=GROWING)]))
+    handler = await harness.start()
+    try:
+        await trip(handler, "dead")
+        harness.clock.advance(1.0)
+        assert (await decide(handler, failure("p", "dead"))).probe
+        await handler.report_outcome(success("p", tool="dead"))
+        await handler.report_outcome(success("q", tool="dead", attempt=1))  # closed
+        closed = harness.state.breakers.view("dead")
+        assert closed is not None
+        assert closed.phase is BreakerPhase.CLOSED
+        harness.clock.advance(5.0)
+        again = [await decide(handler, failure(f"a{n}", "dead")) for n in range(3)]
+        assert again[-1].breaker is not None
+        assert again[-1].breaker.break_length == 1.5  # within a ceiling of closing: longer
+        await harness.actions.reset_breaker("dead", by="test")  # a reset starts over
+        after_reset = [await decide(handler, failure(f"r{n}", "dead")) for n in range(3)]
+        assert after_reset[-1].breaker is not None
+        assert after_reset[-1].breaker.break_length == 1.0
+        harness.clock.advance(1.0)
+        assert (await decide(handler, failure("p2", "dead"))).probe
+        await handler.report_outcome(success("p2", tool="dead"))
+        await handler.report_outcome(success("q2", tool="dead", attempt=1))
+        harness.clock.advance(30.0)  # closed a whole ceiling: the first break again
+        later = [await decide(handler, failure(f"l{n}", "dead", turn="u")) for n in range(3)]
+        assert later[-1].breaker is not None
+        assert later[-1].breaker.break_length == 1.0
+    finally:
+        await harness.close()
+
+
+async def test_a_probe_of_a_tool_without_a_manifest_is_bounded_by_its_declared_timeout(
+    harness: Harness,
+) -> None:
+    """Without a manifest the executor's declared timeout (2 s), not the default 30 s,
+    bounds the probe: the others wait for it that long, not half a minute."""
+    declared = partial(failure, tool="bare", declared_timeout=2.0)
+    for n in range(5):
+        await decide(harness.handler, declared(f"d{n}"))
+    harness.clock.advance(1.0)
+    probe = await decide(harness.handler, declared("p"))
+    assert probe.probe
+    assert probe.breaker is not None
+    assert probe.breaker.probe is not None
+    assert probe.breaker.probe.until == harness.clock.now() + timedelta(seconds=probe.delay + 2.0)
+    waiting = await decide(harness.handler, declared("q"))
+    assert waiting.action is Action.RETRY
+    assert waiting.delay == pytest.approx(probe.delay + 2.0)
+
+
+async def test_rate_limits_and_refused_attempts_never_count(harness: Harness) -> None:
+    limited = ToolFailure(http_status=429, message="429 Too Many Requests", retry_after=0.5)
+    for n in range(6):
+        decision = await decide(harness.handler, failure(f"r{n}", error=limited))
+        assert decision.breaker is not None
+        assert decision.breaker.failures == 0
+    assert await breaker_changes(harness) == []

@@ -227,3 +227,33 @@ async def test_a_retry_after_the_tool_asked_for_is_never_paced(harness: Harness)
     decision, _ = await harness.handler.report_failure(asked)
     assert decision.delay == pytest.approx(0.5)
     assert "backoff" not in decision.reason
+
+
+async def test_a_success_of_the_tool_after_the_failures_lifts_the_verdict(
+    harness: Harness,
+) -> None:
+    """Memory never stops retries of an error while the tool succeeds for other calls: a
+    success after the last failed retry lifts the verdict, until a retry fails again."""
+    await hopeless_retries(harness, 5)
+    refused, _ = await harness.handler.report_failure(failure("before"))
+    assert refused.refusal is not None
+    assert refused.refusal.kind is RefusalKind.RETRIES_NEVER_FIX
+    await harness.handler.report_outcome(outcome("other", 1, "search", success=True))
+    retried, _ = await harness.handler.report_failure(failure("after"))
+    assert retried.action is Action.RETRY
+    assert "but search succeeded at " in retried.reason
+    assert retried.reason.endswith(
+        "after the last of them: that evidence stops no retry; the backoff is doubled."
+    )
+    await harness.handler.report_outcome(outcome("after", 2, "search", success=False))
+    again, _ = await harness.handler.report_failure(failure("again"))
+    assert again.refusal is not None
+    assert again.refusal.kind is RefusalKind.RETRIES_NEVER_FIX  # it failed again since
+
+
+async def test_an_operators_reset_lifts_the_verdict(harness: Harness) -> None:
+    await hopeless_retries(harness, 5)
+    await harness.actions.reset_breaker("search", by="alice: the backend was redeployed")
+    retried, _ = await harness.handler.report_failure(failure("after"))
+    assert retried.action is Action.RETRY
+    assert "but an operator reset the breaker of search at " in retried.reason
