@@ -139,4 +139,4 @@ async def test_twenty_concurrent_failing_calls_of_a_turn_get_exactly_its_three_r
         await asyncio.gather(*(channel.close() for channel in channels))
     actions = [response.decision.action for response in responses]
     assert actions.count(pb.RECOVERY_ACTION_RETRY) == 3
-    assert actions.count(pb.RECOVERY_ACTION_ESCALATE) == 17
+    assert actions.count(pb.RECOVERY_ACTION_FAIL) == 17  # unavailable for now: no escalation
