@@ -24,7 +24,7 @@ from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
 from errord.decide.engine import Engine
 from errord.decide.events import BreakerChanged, FailureEvent, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
@@ -58,7 +58,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 def load_manifests(settings: Settings) -> ManifestSnapshot:
     """The configured manifests, read under the configured root; raises ManifestError
     listing every problem."""
-    defaults = ToolDefaults(breaker=settings.breaker_defaults())
+    defaults = settings.tool_defaults()
     if settings.manifests is None:
         return ManifestSnapshot(defaults=defaults)
     root = ManifestRoot.configured(settings.manifests, settings.manifests_root)
@@ -245,10 +245,16 @@ def log_breaker_change(change: BreakerChanged) -> None:
     if change.by:
         text += f" by {change.by}"
     if change.change is BreakerChange.OPENED:
-        text += f" after {breaker.failures} consecutive transient failures"
+        text += (
+            f" after {breaker.failures} consecutive transient failures "
+            f"({breaker.recent_failures} of its last {breaker.seen} attempts failed)"
+        )
     if breaker.phase is BreakerPhase.OPEN:
-        until = breaker.half_opens_at
-        text += f"; half-opens at {until.isoformat()}" if until else "; open until reset"
+        until, length = breaker.half_opens_at, breaker.break_length
+        if until is None or length is None:
+            text += "; open until reset"
+        else:
+            text += f"; half-opens at {until.isoformat()}, a {length:g} s break"
     level = logging.WARNING if breaker.phase is BreakerPhase.OPEN else logging.INFO
     log.log(level, "%s", text)
 

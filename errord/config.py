@@ -23,9 +23,20 @@
     tls_client_ca_file = "tls/ca.pem"   # require client certificates these CAs signed
 
     # Defaults of every tool's circuit breaker; a manifest's circuit_breaker overrides them.
-    breaker_failure_threshold = 5       # consecutive transient failures that open it
-    breaker_cooldown_seconds = 30.0     # open this long, then one probe (half-open)
+    breaker_failure_threshold = 5       # consecutive transient failures, of two calls at least
+                                        # and with no recent success, that open it
+    breaker_failure_rate = 0.5          # or this share of failures among the recent attempts,
+    breaker_min_calls = 50              # once there are this many of them,
+    breaker_window = 100                # of the last this many (since the last quiet spell)
+    breaker_first_cooldown_seconds = 1.0  # the first break: open this long, then one probe
+    breaker_cooldown_multiplier = 1.5   # each opening in a row waits this much longer ...
+    breaker_cooldown_seconds = 30.0     # ... at most this long (the seed's fixed break)
     breaker_success_threshold = 2       # consecutive successes in half-open that close it
+
+    # Defaults of every tool's retry policy; a manifest's retry_policy overrides them.
+    retry_max_total_time_seconds = 30.0  # delays granted to one call's retries in all (seed: 2)
+    retry_max_retry_after_seconds = 0.8  # the longest Retry-After honoured; unset (default):
+                                        # any that fits the remaining total retry time
 
     turn_deadline_seconds = 300.0       # a turn's deadline when BeginTurn gives none
 
@@ -96,7 +107,8 @@ from errord_client.operator_token import OPERATOR_TOKEN, default_state_directory
 
 from errord.client_config import ClientSettings
 from errord.decide.alerts import AlertThresholds
-from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy
+from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy, RetryPolicy
+from errord.decide.manifest_snapshot import ToolDefaults
 from errord.decide.model import RetryBudget
 from errord.decide.model_message import MessageFormat
 from errord.errors import ConfigError
@@ -108,6 +120,15 @@ BREAKER_SETTINGS = {
     "failure_threshold": "breaker_failure_threshold",
     "cooldown": "breaker_cooldown_seconds",
     "success_threshold": "breaker_success_threshold",
+    "first_cooldown": "breaker_first_cooldown_seconds",
+    "cooldown_multiplier": "breaker_cooldown_multiplier",
+    "failure_rate": "breaker_failure_rate",
+    "min_calls": "breaker_min_calls",
+    "window": "breaker_window",
+}
+RETRY_SETTINGS = {
+    "max_total_time": "retry_max_total_time_seconds",
+    "max_retry_after": "retry_max_retry_after_seconds",
 }
 BUDGET_SETTINGS = {
     "max_retries": "turn_retry_budget",
@@ -188,7 +209,20 @@ class Settings:
     """host:port of the Prometheus HTTP endpoint; None for none."""
     breaker_failure_threshold: int = BreakerPolicy.failure_threshold
     breaker_cooldown_seconds: float = BreakerPolicy.cooldown
+    """The longest break, and how long a breaker stays closed before its next break is the
+    first again (the seed's fixed 30 s break)."""
     breaker_success_threshold: int = BreakerPolicy.success_threshold
+    breaker_first_cooldown_seconds: float = BreakerPolicy.first_cooldown
+    """The first break; equal to breaker_cooldown_seconds, every break is the seed's."""
+    breaker_cooldown_multiplier: float = BreakerPolicy.cooldown_multiplier
+    breaker_failure_rate: float = BreakerPolicy.failure_rate
+    breaker_min_calls: int = BreakerPolicy.min_calls
+    breaker_window: int = BreakerPolicy.window
+    retry_max_total_time_seconds: float = RetryPolicy.max_total_time
+    """Seconds of delay one call's retries of a tool may be granted in all (the seed: 2)."""
+    retry_max_retry_after_seconds: float | None = RetryPolicy.max_retry_after
+    """The longest Retry-After honoured; None: any that fits the remaining total retry time
+    (the seed: 0.8, its max_delay)."""
     alert_failure_rate: float = AlertThresholds.failure_rate
     alert_mean_duration_seconds: float = AlertThresholds.mean_duration
     alert_window_seconds: float = AlertThresholds.window
@@ -289,6 +323,7 @@ class Settings:
                 yield f"metrics_listen: {problem}"
         for build, names in (
             (self.breaker_defaults, BREAKER_SETTINGS),
+            (self.retry_defaults, RETRY_SETTINGS),
             (self.alert_thresholds, ALERT_SETTINGS),
             (self.retry_budget, BUDGET_SETTINGS),
             (self.limits, LIMIT_SETTINGS),
@@ -363,7 +398,22 @@ class Settings:
             failure_threshold=self.breaker_failure_threshold,
             cooldown=self.breaker_cooldown_seconds,
             success_threshold=self.breaker_success_threshold,
+            first_cooldown=self.breaker_first_cooldown_seconds,
+            cooldown_multiplier=self.breaker_cooldown_multiplier,
+            failure_rate=self.breaker_failure_rate,
+            min_calls=self.breaker_min_calls,
+            window=self.breaker_window,
         )
+
+    def retry_defaults(self) -> RetryPolicy:
+        return RetryPolicy(
+            max_total_time=self.retry_max_total_time_seconds,
+            max_retry_after=self.retry_max_retry_after_seconds,
+        )
+
+    def tool_defaults(self) -> ToolDefaults:
+        """What a tool without a manifest gets, and what a manifest does not say."""
+        return ToolDefaults(retry_policy=self.retry_defaults(), breaker=self.breaker_defaults())
 
     def retry_budget(self) -> RetryBudget | None:
         """The retry budget of every turn; None when neither setting is given."""

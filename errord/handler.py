@@ -20,7 +20,7 @@ from typing import Any, TypeAlias, TypeVar, cast
 from msgspec import structs
 
 from errord.clock import Clock
-from errord.decide.admission import Admission, admit, refusal
+from errord.decide.admission import Admission, admit, refusal, was_refused
 from errord.decide.correction import closest_tools
 from errord.decide.engine import CallCheck, Engine
 from errord.decide.events import (
@@ -43,6 +43,7 @@ from errord.decide.model import (
     JSONValue,
     OutcomeReport,
     PlannedCall,
+    RateWindow,
     ReportKey,
     RetryBudget,
     TurnSummary,
@@ -158,8 +159,13 @@ class ErrorHandler:
         refusal could not be committed.
         """
         report = self.redacted(refusal(key, arguments))
+        held = self.redacted(refusal(key, arguments, held=True))
         reads = self._engine.reads(report, self.manifests)
-        async with self._holding((report, reads)), self._holding_memory((report, reads)):
+        held_reads = self._engine.reads(held, self.manifests)
+        async with (
+            self._holding((report, reads)),
+            self._holding_memory((report, reads), (held, held_reads)),
+        ):
             call = self._state.calls.view(key.call)
             refused_before = (EventKind.FAILURE, key) in self._in_flight or (
                 call is not None and call.failure_recorded(key.tool, key.attempt)
@@ -169,9 +175,12 @@ class ErrorHandler:
                 self._check_open(key.turn_id)
                 manifest = self.manifests.manifest_for(key.tool)[0]
                 breaker = self._state.breakers.view(key.tool)
+                window = self._state.windows.view(key.tool)
                 now = self.clock.now()
-                admission = admit(key, manifest, breaker, now)
-            if admission is None or not admission.admitted:
+                admission = admit(key, manifest, breaker, now, window)
+            if admission is not None and admission.held:
+                answer = self._answer_failure(held, held_reads)
+            elif admission is None or not admission.admitted:
                 answer = self._answer_failure(report, reads)
             elif admission.claim:
                 turn = self._state.turns.view(key.turn_id)
@@ -328,6 +337,10 @@ class ErrorHandler:
         """The tool's breaker as decisions see it; None if it never changed."""
         return self._state.breakers.view(tool)
 
+    def window(self, tool: str) -> RateWindow | None:
+        """The tool's rate-limit window as decisions see it; None if it never had one."""
+        return self._state.windows.view(tool)
+
     def known_tools(self) -> set[str]:
         """Every tool with a manifest or a breaker."""
         return set(self.manifests.names) | set(self._state.breakers.snapshot())
@@ -397,6 +410,8 @@ class ErrorHandler:
             self._state.breakers.view,
             self._remembered,
             reads,
+            window_of=self._state.windows.view,
+            activity_of=self._state.tool_stats.view,
         )
         self._check_room(report.turn_id, turn, decided.events)
         unit = self._submit(EventKind.FAILURE, report.key, decided.events, now)
@@ -547,6 +562,7 @@ class ErrorHandler:
                 (state.calls, report.key.call),
                 (state.turns, report.turn_id),
                 (state.tool_stats, report.tool),
+                (state.windows, report.tool),
                 *((state.breakers, tool) for tool in (reads.breakers if reads else (report.tool,))),
             ]
         return keys
@@ -599,8 +615,11 @@ def _out_of_time(turn: TurnState, now: datetime) -> bool:
 
 
 def _same_failure(report: FailureReport, stored: FailureEvent) -> Decision:
-    """The stored decision of a repeated report, unless the repeat says something else."""
-    if stored.report.error != report.error:
+    """The stored decision of a repeated report, unless the repeat says something else. An
+    attempt errord refused is refused once, whatever refuses it when asked again."""
+    if stored.report.error != report.error and not (
+        was_refused(report) and was_refused(stored.report)
+    ):
         recorded = stored.decision.classification.code.value
         raise ReportConflict(
             f"{describe(report.key)} was already recorded with a different error "

@@ -48,7 +48,8 @@ class OperatorActions:
 
         Raises ToolNotFound for a tool with no manifest and no recorded report.
         """
-        return await self._change_breaker(tool, breakers.reset, by)
+        now = self._clock.now()
+        return await self._change_breaker(tool, lambda state: breakers.reset(state, now), by)
 
     async def force_open_breaker(
         self, tool: str, *, duration: float | None, by: str = ""

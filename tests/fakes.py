@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -35,6 +36,27 @@ class FakeClock:
     def advance(self, seconds: float) -> None:
         self.monotonic_time += seconds
         self.wall_time += timedelta(seconds=seconds)
+
+
+class ShiftedClock:
+    """The real clock, moved ahead as a test says: a daemon in the test's process whose
+    trace must span hours while the test takes seconds (sleeps are real)."""
+
+    def __init__(self) -> None:
+        self.shift = 0.0
+        """Seconds the clock is ahead of the real one."""
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.shift
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + timedelta(seconds=self.shift)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    def advance(self, seconds: float) -> None:
+        self.shift += seconds
 
 
 class FixedJitter:

@@ -21,6 +21,7 @@ from errord.decide.model import (
     OutcomeReport,
     ReportKey,
     RetryBudget,
+    ToolDeclaration,
     ToolFailure,
 )
 from errord.decide.model_message import MessageFormat
@@ -90,11 +91,19 @@ def failure_report(
     attempt: int = 1,
     turn: str = "t",
     error: ToolFailure = TIMEOUT,
+    declared_timeout: float | None = None,
 ) -> FailureReport:
     """The report of ``call``'s ``attempt`` of ``tool`` failing with ``error`` in ``turn``:
     by default the first attempt of call c of search timing out, in turn t. A module binds
     its own defaults with ``functools.partial``."""
-    return FailureReport(turn_id=turn, call_id=call, tool=tool, attempt=attempt, error=error)
+    return FailureReport(
+        turn_id=turn,
+        call_id=call,
+        tool=tool,
+        attempt=attempt,
+        error=error,
+        declaration=None if declared_timeout is None else ToolDeclaration(timeout=declared_timeout),
+    )
 
 
 ERROR_CORPUS_PATH = Path(__file__).parent / "fixtures" / "error_corpus.yaml"
@@ -134,7 +143,7 @@ tools:
         amount: {type: number}
 """
 """The tools of ``fleet_load``: a breaker that opens (search, with an alternative), errors
-retries mostly fix (weather) and rarely fix (lookup), and calls the model gets wrong (pay)."""
+retries mostly fix (weather) and never fix (lookup), and calls the model gets wrong (pay)."""
 
 FLEET_ERRORS = {
     "search": ToolFailure(code=ErrorCode.TIMEOUT, message="read timed out after 30s"),
@@ -143,7 +152,7 @@ FLEET_ERRORS = {
     "lookup": ToolFailure(http_status=503, message="HTTP 503 Service Unavailable"),
     "pay": ToolFailure(code=ErrorCode.INVALID_INPUT, message="amount: expected a number"),
 }
-FLEET_RECOVERS = {"search": 0.3, "search_backup": 0.6, "weather": 0.9, "lookup": 0.2, "pay": 0.5}
+FLEET_RECOVERS = {"search": 0.3, "search_backup": 0.6, "weather": 0.9, "lookup": 0.0, "pay": 0.5}
 """How often an attempt after a failure succeeds, per tool."""
 
 
@@ -158,8 +167,9 @@ async def fleet_load(
 ) -> int:
     """Report at least ``failures`` failures of the FLEET_MANIFESTS tools as executors
     would, ``calls_per_wave`` calls at once, each following errord's decisions (retries,
-    alternatives, a probe claimed when the breaker is half-open), a second between waves,
-    turns ended, and now and then an operator's reset; the failures reported."""
+    alternatives, a probe claimed when the breaker is half-open), a second between waves
+    and a quiet minute every ten (each ten a burst of its own for episodic memory), turns
+    ended, and now and then an operator's reset; the failures reported."""
     chooser = random.Random(seed)
     tools = sorted(FLEET_ERRORS)
     reported = [0]
@@ -175,7 +185,7 @@ async def fleet_load(
         await asyncio.gather(*(handler.end_turn(turn) for turn in turns[::2]))
         if wave % 25 == 24:
             await actions.reset_breaker("search", by="fleet_load")
-        clock.advance(1.0)
+        clock.advance(61.0 if wave % 10 == 9 else 1.0)
         wave += 1
     return reported[0]
 

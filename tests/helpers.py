@@ -30,6 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
 from errord.app import serve
+from errord.clock import Clock
 from errord.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,14 +58,16 @@ class InProcessDaemon:
         return self.settings.operator_token_path.read_text().strip()
 
 
-async def start_in_process(settings: Settings) -> InProcessDaemon:
+async def start_in_process(settings: Settings, clock: Clock | None = None) -> InProcessDaemon:
+    """errord serving ``settings`` in the test's event loop, on ``clock`` (the real one
+    unless given)."""
     if settings.shutdown_quiet_seconds == Settings.shutdown_quiet_seconds:
         # Each test stops its daemon after its last call: a drain would only wait out the
         # quiet period (tests/daemon/test_drain.py tests it against the daemon as a process).
         settings = replace(settings, shutdown_quiet_seconds=0.0)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()
-    task = asyncio.create_task(serve(settings, stop=stop, on_ready=ready.set_result))
+    task = asyncio.create_task(serve(settings, clock=clock, stop=stop, on_ready=ready.set_result))
     watched: list[asyncio.Future[Any]] = [task, ready]
     await asyncio.wait(watched, timeout=START_TIMEOUT, return_when="FIRST_COMPLETED")
     if task.done():

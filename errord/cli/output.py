@@ -8,11 +8,12 @@ a stream's, such as ``tail``'s, one object per line).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from errord_client.v1 import errord_pb2 as pb
-from google.protobuf import duration_pb2, json_format, message
+from google.protobuf import duration_pb2, json_format, message, timestamp_pb2
 
 Answer = message.Message | Mapping[str, message.Message]
 """What a command shows: one response, or several by name."""
@@ -44,19 +45,53 @@ def seconds(duration: duration_pb2.Duration) -> float:
     return duration.seconds + duration.nanos / 1e9
 
 
-def breaker_line(breaker: pb.Breaker) -> str:
+def breaker_line(
+    breaker: pb.Breaker, now: Callable[[], datetime] = lambda: datetime.now(UTC)
+) -> str:
+    """The breaker at a glance: its phase and the break in force, its evidence, the next
+    break when it would be longer than the first, and its rate-limit window."""
     phase = pb.BreakerPhase.Name(breaker.effective_phase).removeprefix("BREAKER_PHASE_")
+    state = breaker.state
     text = f"breaker {phase}"
     if breaker.HasField("half_opens_in"):
-        text += f" (half-opens in {seconds(breaker.half_opens_in):.1f} s)"
+        text += f" (half-opens in {seconds(breaker.half_opens_in):.1f} s"
+        if state.HasField("break_length"):
+            text += f" of a {seconds(state.break_length):.1f} s break"
+        if state.streak > 1:
+            text += f", opening {state.streak} in a row"
+        text += ")"
     elif phase == "OPEN":
         text += " (forced open until reset)"
-    state = breaker.state
     if phase == "CLOSED" and state.consecutive_failures:
         text += f", {state.consecutive_failures} consecutive failures"
+    if phase == "CLOSED" and state.recent_attempts > state.consecutive_failures:
+        text += f", {state.recent_failures} of the last {state.recent_attempts} attempts failed"
     if state.probe_in_flight:
         text += ", probe in flight"
-    return f"{text}, opened {state.opens} time{'' if state.opens == 1 else 's'}"
+    text += f", opened {state.opens} time{'' if state.opens == 1 else 's'}"
+    if breaker.HasField("next_break") and breaker.next_break != breaker.first_cooldown:
+        text += f", next break {seconds(breaker.next_break):.1f} s"
+    if breaker.HasField("rate_limit"):
+        text += f"; {window_words(breaker.rate_limit, now())}"
+    return text
+
+
+def window_words(window: pb.RateLimitWindow, now: datetime) -> str:
+    """A rate-limit window: how long it still holds the tool, or when it last did."""
+    until = window.until.ToDatetime(UTC)
+    asked = (
+        f", Retry-After {seconds(window.retry_after):g} s" if window.HasField("retry_after") else ""
+    )
+    if until > now:
+        left = (until - now).total_seconds()
+        return f"rate-limited: calls held {left:.1f} s more, until {_time(window.until)}{asked}"
+    opened = window.opened_at.ToDatetime(UTC)
+    lasted = (until - opened).total_seconds()
+    return f"last rate-limited at {_time(window.opened_at)} for {lasted:.1f} s{asked}"
+
+
+def _time(stamp: timestamp_pb2.Timestamp) -> str:
+    return stamp.ToDatetime(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _counts(counts: Mapping[str, int]) -> str:
@@ -100,20 +135,80 @@ def format_stats(response: pb.GetToolStatsResponse) -> str:
 
 
 def format_memory(tool: str, response: pb.RecallEpisodesResponse) -> str:
-    """Each error of the tool memory holds, with how each recovery turned out."""
+    """Each error of the tool memory holds: per recovery, the bursts it fixed and did not
+    fix, what the evidence does to retries and when that stops; then how it is counted."""
     if not response.errors:
         return f"{tool}: no episodes remembered"
     blocks = []
     for error in response.errors:
         lines = [f"{tool}  {error.fingerprint or '(no message)'}  [{error.signature}]"]
         for evidence in error.recoveries:
-            told = evidence.succeeded + evidence.failed
-            lines.append(
-                f"  {evidence.recovery}: recovered {evidence.succeeded:.1f} of {told:.1f} "
-                f"({evidence.success_rate:.0%}), {evidence.unknown:.1f} unknown"
-            )
+            lines.append(f"  {_recovery_words(evidence)}")
+            if evidence.recovery == "RETRY":
+                lines.append(f"    {_verdict_words(tool, evidence, response)}")
         blocks.append("\n".join(lines))
+    gap = seconds(response.burst_gap)
+    blocks.append(
+        f"(a burst: the episodes of one outage or spell of an error, each within {gap:g} s of "
+        "the one before; it counts once. Counts halve every hour.)"
+    )
     return "\n\n".join(blocks)
+
+
+def _recovery_words(evidence: pb.RecoveryEvidence) -> str:
+    name = (
+        "retry"
+        if evidence.recovery == "RETRY"
+        else evidence.recovery.replace("USE_ALTERNATIVE:", "the alternative ")
+    )
+    text = (
+        f"{name}: fixed it in {_bursts(evidence.succeeded)}, failed in {_bursts(evidence.failed)}"
+    )
+    if evidence.HasField("last_failed"):
+        text += f", last failed at {_time(evidence.last_failed)}"
+    if evidence.HasField("last_succeeded"):
+        text += f", last fixed it at {_time(evidence.last_succeeded)}"
+    if round(evidence.unknown, 1):
+        text += f"; {_bursts(evidence.unknown)} whose outcome was never told"
+    return text
+
+
+def _bursts(count: float) -> str:
+    return f"{count:.1f} burst{'' if round(count, 1) == 1 else 's'}"
+
+
+def _verdict_words(
+    tool: str, evidence: pb.RecoveryEvidence, response: pb.RecallEpisodesResponse
+) -> str:
+    """What the evidence does to a retry of the error now, and when that stops."""
+    told = evidence.succeeded + evidence.failed
+    needed = response.min_episodes
+    until = (
+        f" It stops applying at {_time(evidence.applies_until)} as the evidence fades, or once "
+        f"{tool} succeeds or its breaker is reset."
+        if evidence.HasField("applies_until")
+        else ""
+    )
+    if evidence.stops_retries:
+        return (
+            f"Retries stopped: they fixed none of {round(told)} bursts ({needed:g} are "
+            f"enough).{until}"
+        )
+    if evidence.lifted_by == "succeeded":
+        at = _time(response.tool_succeeded_at)
+        return (
+            f"Retries go on: they fixed none of {round(told)} bursts, but {tool} succeeded at "
+            f"{at}, after the last failed one."
+        )
+    if evidence.lifted_by == "reset":
+        at = _time(response.breaker_reset_at)
+        return (
+            f"Retries go on: they fixed none of {round(told)} bursts, but an operator reset the "
+            f"breaker of {tool} at {at}, after the last failed one."
+        )
+    if round(told) < needed:
+        return f"Retries go on: {round(told)} of the {needed:g} bursts a verdict needs."
+    return f"Retries go on: they fixed {round(evidence.succeeded)} of {round(told)} bursts."
 
 
 def format_breakers(breakers: list[pb.Breaker]) -> str:

@@ -39,7 +39,7 @@ class Pacing(ClosedEnum):
 
 def pacing(evidence: Evidence | None, min_episodes: float) -> Pacing | None:
     """The pacing the evidence of retries calls for, once there is enough of it."""
-    if evidence is None or evidence.told < min_episodes:
+    if evidence is None or not evidence.enough(min_episodes):
         return None
     if evidence.success_rate >= 0.8:
         return Pacing.SHORTER
@@ -87,7 +87,7 @@ class ExponentialBackoff(Backoff):
 
     def _paced_delay(self, context: DecisionContext) -> tuple[float, Pacing | None]:
         policy = context.manifest.retry_policy
-        exponent = context.report.attempt - 1
+        exponent = max(0, context.attempts_run - 1)
         try:
             grown = policy.initial_delay * policy.multiplier**exponent
         except OverflowError:  # attempts in the thousands: far beyond any cap

@@ -1,23 +1,29 @@
 """Circuit breakers: pybreaker's state machine, run over the state errord records.
 
-The only module that imports pybreaker. A step that can change a breaker's
-phase loads the tool's recorded ``BreakerState`` into a
-``pybreaker.CircuitBreaker`` through a storage of our own, feeds it the signal
-(a transient failure, a success), and reads back the new state and the
-transitions its listener saw. A step that cannot (a failure below the
-threshold, a success while closed) only changes pybreaker's count, and is done
-here without it: it is the path of most reports, and pybreaker signals a
-failure by raising, twice. Nothing here awaits, so
-pybreaker's lock is never held across an await, and nothing depends on the
-wall clock: the time pybreaker stores when it opens is replaced by the
-report's ``now``, and its open state's own timeout check is never reached.
+The only module that imports pybreaker. A step that changes a breaker's phase loads
+the tool's recorded ``BreakerState`` into a ``pybreaker.CircuitBreaker`` through a
+storage of our own, drives it (open, half-open, a probe's success or failure), and reads
+back the new state and the transitions its listener saw. Counting while closed is
+errord's own: it is the path of most reports. Nothing here awaits, so pybreaker's lock
+is never held across an await, and nothing depends on the wall clock: the time
+pybreaker stores when it opens is replaced by the report's ``now``, and its open
+state's own timeout check is never reached.
 
-What pybreaker does not do, errord adds here: the cooldown is checked against
-``now`` and recorded as ``half_opens_at`` (so that a restart keeps it); half-open
-admits one probe at a time (``Probe``), released by its result or after the
-tool's timeout, and only the probe's failure reopens the breaker (another
-attempt's failure may have started before the cooldown ended); operators reset
-and force breakers open.
+What pybreaker does not do, errord adds here:
+
+- when to open (``outage``): chance is not evidence. A run of consecutive transient
+  failures opens the breaker only when it spans two calls at least (one call's own
+  retries are no evidence of an outage) and nearly all the recent attempts failed; else
+  only a failure rate over enough recent attempts does. A 30 % brownout has successes
+  among its recent attempts and stays under the rate; a dead backend has neither.
+- how long it stays open: the break grows with each opening in a row (the policy's
+  ``break_for``, as Polly's break-duration generator and Envoy's ejection multiplier),
+  recorded as ``half_opens_at`` so that a restart keeps it; a breaker that stayed
+  closed for the policy's ``cooldown`` starts from the first break again.
+- half-open admits one probe at a time (``Probe``), released by its result or after
+  its time, and only the probe's failure reopens the breaker (another attempt's
+  failure may have started before the break ended); operators reset and force
+  breakers open.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from errord.decide.model import (
     BreakerChange,
     BreakerPhase,
     BreakerState,
+    CallKey,
     Probe,
 )
 
@@ -73,8 +80,8 @@ class _Storage(pybreaker.CircuitBreakerStorage):
     def __init__(self, state: BreakerState, policy: BreakerPolicy, now: datetime) -> None:
         super().__init__("errord")
         self.value = state
-        self._now = now
-        self._cooldown = timedelta(seconds=policy.cooldown)
+        self.now = now
+        self._policy = policy
 
     def _set(self, **changes: object) -> None:
         self.value = structs.replace(self.value, **changes)
@@ -115,12 +122,27 @@ class _Storage(pybreaker.CircuitBreakerStorage):
 
     @opened_at.setter
     def opened_at(self, _wall_clock: datetime) -> None:
-        # pybreaker passes datetime.now(); the report's time is what counts.
+        # pybreaker passes datetime.now(); the report's time is what counts. pybreaker
+        # sets it before the phase changes: the phase is still the one it opens from.
+        streak = opening_streak(self.value, self._policy, self.now)
         self._set(
-            opened_at=self._now,
-            half_opens_at=self._now + self._cooldown,
+            opened_at=self.now,
+            half_opens_at=self.now + timedelta(seconds=self._policy.break_for(streak)),
             opens=self.value.opens + 1,
+            streak=streak,
         )
+
+
+def opening_streak(state: BreakerState, policy: BreakerPolicy, now: datetime) -> int:
+    """Which opening in a row an opening of ``state`` at ``now`` is: one more than the
+    last while the breaker has not stayed closed for the policy's cooldown since (a
+    failed probe reopens it at once), else the first."""
+    if state.phase is not BreakerPhase.CLOSED:
+        return state.streak + 1
+    closed = state.closed_at
+    if closed is not None and (now - closed).total_seconds() < policy.cooldown:
+        return state.streak + 1
+    return 1
 
 
 class _Transitions(pybreaker.CircuitBreakerListener):
@@ -176,19 +198,30 @@ def _do_nothing() -> None:
 
 def _result(machine: _Machine, *, ends_probe: bool) -> Stepped:
     """The state after the step, each transition numbered; a transition ends the probe,
-    and so does its own result (``ends_probe``)."""
+    and so does its own result (``ends_probe``). A breaker that closes forgets the
+    outage's evidence and notes when it closed."""
     seen = machine.listener.seen
     final = machine.storage.value
     if not seen:
         return Stepped(structs.replace(final, probe=None) if ends_probe else final)
     changes = []
+    now = machine.storage.now
     for number, (change, after) in enumerate(seen, start=1):
         snapshot = final if number == len(seen) else after
         numbered = structs.replace(
             snapshot, phase=_PHASE_AFTER[change], generation=final.generation + number, probe=None
         )
+        if change is BreakerChange.CLOSED:
+            numbered = _forgotten(numbered, closed_at=now)
         changes.append((change, numbered))
     return Stepped(changes[-1][1], tuple(changes))
+
+
+def _forgotten(state: BreakerState, **changes: object) -> BreakerState:
+    """``state`` without the evidence of an outage: no run of failures, no recent attempts."""
+    return structs.replace(
+        state, failures=0, run_call=None, run_calls=0, recent=0, seen=0, failed_at=None, **changes
+    )
 
 
 def on_failure(
@@ -196,19 +229,23 @@ def on_failure(
     policy: BreakerPolicy,
     now: datetime,
     *,
-    transient: bool,
+    counts: bool,
     attempt: tuple[str, str, int],
 ) -> Stepped:
     """The breaker after a reported failure of ``attempt`` (turn, call, attempt).
 
-    Permanent errors never count; a probe that fails with one is over, so the next
-    report may probe again. Closed, a transient failure counts towards opening. Open,
-    nothing counts; once the cooldown is over the report half-opens the breaker
-    (pybreaker would ask the wall clock in its next call), so that its retry can be the
-    probe. Half-open, only the probe's failure counts: it reopens the breaker.
+    Only a failure that ``counts`` is evidence of an outage: a transient one, not a rate
+    limit (which opens a rate-limit window instead) nor an attempt errord refused before
+    it ran. One that does not count never changes the breaker, but a probe that fails so
+    is over, so that the next report may probe again. Closed, a counted failure joins
+    the run and the recent attempts, and opens the breaker when they show an outage
+    (``outage``). Open, nothing counts; once the break is over the report half-opens the
+    breaker (pybreaker would ask the wall clock in its next call), so that its retry can
+    be the probe. Half-open, only the probe's failure counts: it reopens the breaker,
+    for a longer break.
     """
     state = state or CLOSED_BREAKER
-    if not transient:
+    if not counts:
         if _is_probe_attempt(state, attempt):
             return Stepped(structs.replace(state, probe=None))
         return Stepped(state)
@@ -216,16 +253,69 @@ def on_failure(
         return Stepped(state)
     if state.phase is BreakerPhase.HALF_OPEN and not _is_probe_attempt(state, attempt):
         return Stepped(state)
-    if state.phase is BreakerPhase.CLOSED and state.failures + 1 < policy.failure_threshold:
-        # Below the threshold pybreaker only adds one to its count (CircuitClosedState);
-        # doing that here spares the step its two exceptions, on the most common path.
-        return Stepped(structs.replace(state, failures=state.failures + 1))
+    if state.phase is BreakerPhase.CLOSED:
+        state = counted(state, policy, now, CallKey(attempt[0], attempt[1]))
+        if not outage(state, policy):
+            return Stepped(state)
     machine = _Machine(state, policy, now)
     if state.phase is BreakerPhase.OPEN:
         machine.breaker.half_open()
-    else:
+    elif state.phase is BreakerPhase.HALF_OPEN:
         _fail(machine)
+    else:
+        machine.breaker.open()
     return _result(machine, ends_probe=True)
+
+
+def counted(
+    state: BreakerState, policy: BreakerPolicy, now: datetime, call: CallKey
+) -> BreakerState:
+    """A closed breaker with one more transient failure of ``call`` counted: in the run of
+    consecutive failures, and among the recent attempts. After a quiet spell (no failure
+    for the policy's cooldown) the evidence before it is forgotten first."""
+    if quiet(state, policy, now):
+        state = _forgotten(state)
+    run_calls = state.run_calls
+    run_call = state.run_call
+    if not state.failures or run_call is None:
+        run_call, run_calls = call, 1
+    elif run_calls < 2 and call != run_call:
+        run_calls = 2
+    return structs.replace(
+        state,
+        failures=state.failures + 1,
+        run_call=run_call,
+        run_calls=run_calls,
+        recent=(state.recent << 1 | 1) & policy.window_mask,
+        seen=min(state.seen + 1, policy.window),
+        failed_at=now,
+    )
+
+
+def quiet(state: BreakerState, policy: BreakerPolicy, now: datetime) -> bool:
+    """True when the tool had no counted failure for the policy's cooldown: what came
+    before is no evidence of what happens now."""
+    failed = state.failed_at
+    return failed is None or (now - failed).total_seconds() >= policy.cooldown
+
+
+DEAD_SHARE = 0.8
+"""The share of the recent attempts a run of failures must have failed to be evidence of
+a dead backend: a run among many successes is chance (a 30 % brownout has runs of five
+now and then). Not all of them: successes reported just after a backend died (attempts
+that ended before it) do not hide its death."""
+
+
+def outage(state: BreakerState, policy: BreakerPolicy) -> bool:
+    """Whether a closed breaker's evidence shows an outage: ``failure_threshold``
+    consecutive failures from two calls at least while nearly all the recent attempts
+    failed (DEAD_SHARE: a dead backend), or ``failure_rate`` of at least ``min_calls``
+    recent attempts failed (a sick one)."""
+    failed = state.recent_failures
+    run = state.failures >= policy.failure_threshold and state.run_calls >= 2
+    if run and failed >= DEAD_SHARE * state.seen:
+        return True
+    return state.seen >= policy.min_calls and failed >= policy.failure_rate * state.seen
 
 
 def on_outcome(
@@ -238,11 +328,12 @@ def on_outcome(
 ) -> Stepped:
     """The breaker after an attempt's reported outcome.
 
-    Closed, a success starts the count of consecutive failures over (a failed outcome
-    was counted by its ReportFailure). Open, nothing counts. Half-open, every success
-    counts towards closing (so that a tool that recovered closes without failing
-    again), and the probe's failure reopens it; other failed outcomes were counted, or
-    not, by their ReportFailure.
+    Closed, a success ends the run of consecutive failures and joins the recent attempts
+    (a failed outcome was counted by its ReportFailure); once no failure is among them,
+    nothing is recorded for a success, so that a healthy tool's outcomes change nothing.
+    Open, nothing counts. Half-open, every success counts towards closing (so that a
+    tool that recovered closes without failing again), and the probe's failure reopens
+    it; other failed outcomes were counted, or not, by their ReportFailure.
     """
     state = state or CLOSED_BREAKER
     if state.phase is BreakerPhase.OPEN:
@@ -251,11 +342,20 @@ def on_outcome(
         state.phase is BreakerPhase.HALF_OPEN and _is_probe_attempt(state, attempt)
     ):
         return Stepped(state)
-    if state.phase is BreakerPhase.CLOSED and not state.failures:
-        return Stepped(state)  # nothing to count: a success with no failures to forget
     if state.phase is BreakerPhase.CLOSED:
-        # A success only sets pybreaker's count back to zero (CircuitBreakerState).
-        return Stepped(structs.replace(state, failures=0))
+        if (not state.failures and not state.seen) or quiet(state, policy, now):
+            return Stepped(state)  # nothing recent to count it against
+        recent = state.recent << 1 & policy.window_mask
+        return Stepped(
+            structs.replace(
+                state,
+                failures=0,
+                run_call=None,
+                run_calls=0,
+                recent=recent,
+                seen=min(state.seen + 1, policy.window) if recent else 0,
+            )
+        )
     machine = _Machine(state, policy, now)
     if succeeded:
         _succeed(machine)
@@ -288,10 +388,11 @@ def claim_probe(state: BreakerState, policy: BreakerPolicy, probe: Probe, now: d
     return Stepped(claimed, tuple(changes))
 
 
-def reset(state: BreakerState | None) -> Stepped:
-    """An operator closes the breaker: counters zero, no probe."""
+def reset(state: BreakerState | None, now: datetime) -> Stepped:
+    """An operator closes the breaker at ``now``: counters zero, no probe, no evidence,
+    and the next opening's break is the first one again."""
     state = state or CLOSED_BREAKER
-    after = BreakerState(opens=state.opens, generation=state.generation + 1)
+    after = BreakerState(opens=state.opens, generation=state.generation + 1, closed_at=now)
     return Stepped(after, ((BreakerChange.RESET, after),))
 
 
@@ -305,5 +406,7 @@ def force_open(state: BreakerState | None, now: datetime, until: datetime | None
         half_opens_at=until,
         opens=state.opens + 1,
         generation=state.generation + 1,
+        streak=state.streak,
+        closed_at=state.closed_at,
     )
     return Stepped(after, ((BreakerChange.FORCED_OPEN, after),))

@@ -23,6 +23,7 @@ from errord.decide.model import (
     DefaultValue,
     FailureReport,
     ParameterProblem,
+    RateWindow,
     RetryBudget,
 )
 from errord.decide.plan import Waiting
@@ -53,6 +54,12 @@ class CallPart(Struct, frozen=True, gc=False):
     """Tools that failed on this call, the failing one included."""
     corrections: int = 0
     """Times the model was already handed this call's error to correct it."""
+    refused: int = 0
+    """Attempts of the tool on this call that errord refused before they ran (an open
+    breaker, a rate-limit window), this one included when it is one: they do not count
+    against the call's attempts."""
+    was_refused: bool = False
+    """True when the failure is errord's own refusal of the attempt: it never ran."""
 
 
 class TurnPart(Struct, frozen=True, gc=False):
@@ -83,6 +90,21 @@ class BreakerPart(Struct, frozen=True, gc=False):
     """The failing tool's breaker, with this failure counted."""
     open_tools: frozenset[str] = frozenset()
     """The tool's alternatives whose breaker is open."""
+    window: RateWindow | None = None
+    """The tool's rate-limit window, if it ever had one: while it holds, no retry is
+    sooner than its end."""
+    probe_time: float = 0.0
+    """Seconds a half-open breaker's probe may take: the timeout the executor enforces
+    (the manifest's, else the one the executor declared, else the default)."""
+
+
+class ToolHistory(Struct, frozen=True, gc=False):
+    """What the tool did lately for any call: what weakens episodic memory's verdicts."""
+
+    succeeded_at: datetime | None = None
+    """When an attempt of the tool last succeeded."""
+    reset_at: datetime | None = None
+    """When an operator last reset its breaker."""
 
 
 class PlanPart(Struct, frozen=True, gc=False):
@@ -113,6 +135,8 @@ class DecisionContext(Struct, frozen=True, gc=False):
     they were invalid and the tool has one."""
     memory: Mapping[str, Evidence] = field(default_factory=dict)
     """What episodic memory knows of this tool's error, per recovery (errord.decide.memory)."""
+    history: ToolHistory = ToolHistory()
+    """What the tool did lately for other calls."""
     decision_id: str = ""
     """The id the decision will have: what seeds its jitter (errord.decide.backoff)."""
 
@@ -121,13 +145,30 @@ class DecisionContext(Struct, frozen=True, gc=False):
         return self.tool.manifest
 
     @property
+    def attempts_run(self) -> int:
+        """Attempts of this tool that ran on this call, the failed one included (a refused
+        attempt did not run)."""
+        return self.report.attempt - self.call.refused  # refused ones are among the attempts
+
+    @property
     def retries_left(self) -> int:
         """Attempts of this tool still allowed after the one that failed."""
-        return max(0, self.manifest.retry_policy.max_attempts - self.report.attempt)
+        return max(0, self.manifest.retry_policy.max_attempts - self.attempts_run)
 
 
 def requested_delay(context: DecisionContext) -> float | None:
-    """Seconds the tool asked to wait, from retry_after or retry_at; None if it did not ask."""
+    """Seconds the tool asked to wait: from retry_after or retry_at, and no sooner than
+    its rate-limit window ends; None if it did not ask and no window holds it."""
+    asked = own_request(context)
+    window = context.breaker.window
+    if window is None or not window.holds(context.now):
+        return asked
+    return max(asked or 0.0, window.left(context.now))
+
+
+def own_request(context: DecisionContext) -> float | None:
+    """Seconds the failure itself asked to wait, from retry_after or retry_at; None if it
+    did not ask."""
     error = context.report.error
     if error.retry_after is not None:
         return max(0.0, error.retry_after)

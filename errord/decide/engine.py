@@ -18,12 +18,14 @@ from typing import Protocol
 from msgspec import Struct, structs
 
 from errord.decide import breaker as breakers
+from errord.decide.admission import was_refused
 from errord.decide.classify import fault_of
 from errord.decide.context import (
     BreakerPart,
     CallPart,
     DecisionContext,
     PlanPart,
+    ToolHistory,
     TurnPart,
 )
 from errord.decide.correction import argument_correction, correction_for, problems_of
@@ -32,6 +34,7 @@ from errord.decide.events import (
     EventDetail,
     FailureEvent,
     OutcomeEvent,
+    RateLimited,
     TurnBegan,
 )
 from errord.decide.manifest import ToolManifest
@@ -68,12 +71,14 @@ from errord.decide.model import (
     ParameterProblem,
     PlannedCall,
     Probe,
+    RateWindow,
     Recalled,
     RetryBudget,
 )
 from errord.decide.model_message import MessageFormat
 from errord.decide.plan import Waiting, waiting_on
 from errord.decide.policy import RecoveryPolicy
+from errord.decide.rate_limits import is_rate_limit, window_after
 from errord.decide.reads import Reads
 from errord.decide.signature import Signature
 from errord.decide.validate import CallValidator
@@ -84,6 +89,8 @@ class CallHistory(Protocol):
     """What the engine reads of a call's past (errord.state.calls.CallState)."""
 
     def delay_granted(self, tool: str) -> float: ...
+
+    def refused(self, tool: str) -> int: ...
 
     @property
     def failed_tools(self) -> frozenset[str]: ...
@@ -137,6 +144,32 @@ BreakerViews = Callable[[str], BreakerState | None]
 
 
 def no_breakers(tool: str) -> BreakerState | None:
+    return None
+
+
+WindowViews = Callable[[str], RateWindow | None]
+"""A tool's rate-limit window (errord.state.rate_windows), None if it never had one."""
+
+
+def no_windows(tool: str) -> RateWindow | None:
+    return None
+
+
+class ToolActivity(Protocol):
+    """What the engine reads of a tool's activity for every call (errord.state.tool_stats)."""
+
+    @property
+    def succeeded_at(self) -> datetime | None: ...
+
+    @property
+    def reset_at(self) -> datetime | None: ...
+
+
+ActivityViews = Callable[[str], ToolActivity | None]
+"""A tool's activity, None if no report of it was recorded."""
+
+
+def no_activity(tool: str) -> ToolActivity | None:
     return None
 
 
@@ -206,13 +239,16 @@ class Engine:
         memory_of: MemoryViews = no_memory,
         reads: Reads | None = None,
         decision_id: str | None = None,
+        window_of: WindowViews = no_windows,
+        activity_of: ActivityViews = no_activity,
     ) -> Decided:
         """The decision on ``report`` (redacted already: errord.decide.redact.redact_report),
-        given what its call and turn went through so far and the breakers of its tool and
-        the tool's alternatives; ``reads``, what ``reads`` said of it, if the caller asked.
-        ``decision_id``: the decision's id (a replay gives the recorded one); None for a
-        new one. The id seeds the decision's jitter, so that deciding the same report with
-        the same id, state and ``now`` gives the same decision."""
+        given what its call and turn went through so far, the breakers of its tool and the
+        tool's alternatives, the tool's rate-limit window and its activity for every call;
+        ``reads``, what ``reads`` said of it, if the caller asked. ``decision_id``: the
+        decision's id (a replay gives the recorded one); None for a new one. The id seeds
+        the decision's jitter, so that deciding the same report with the same id, state
+        and ``now`` gives the same decision."""
         if reads is None or reads.manifests is not manifests:
             reads = Reads(report, manifests)
         classification = reads.classification
@@ -224,11 +260,15 @@ class Engine:
             ),
         )
         manifest = tool.manifest
+        refused = was_refused(report)
+        rate_limited = classification.code is ErrorCode.RATE_LIMITED
         stepped = breakers.on_failure(
             breaker_of(report.tool),
             manifest.breaker,
             now,
-            transient=classification.error_class is ErrorClass.TRANSIENT,
+            counts=classification.error_class is ErrorClass.TRANSIENT
+            and not rate_limited
+            and not refused,
             attempt=(report.turn_id, report.call_id, report.attempt),
         )
         failed = call.failed_tools if call is not None else frozenset()
@@ -236,6 +276,7 @@ class Engine:
         memory = recall(memory_of(report.tool, error.key), now)
         problems = _problems(report, classification.code, tool.validator)
         mistake = mistake_key(report, error, classification, problems, manifest.parameters)
+        activity = activity_of(report.tool)
         context = DecisionContext(
             report=report,
             classification=classification,
@@ -244,14 +285,22 @@ class Engine:
                 retry_time_spent=call.delay_granted(report.tool) if call is not None else 0.0,
                 failed_tools=failed | {report.tool},
                 corrections=call.corrections if call is not None else 0,
+                refused=(call.refused(report.tool) if call is not None else 0) + refused,
+                was_refused=refused,
             ),
             turn=_turn_part(report, turn, mistake),
             now=now,
-            breaker=BreakerPart(stepped.state, _open_tools(manifest.alternatives, breaker_of, now)),
+            breaker=BreakerPart(
+                stepped.state,
+                _open_tools(manifest.alternatives, breaker_of, now),
+                window_of(report.tool),
+                tool.manifest.timeout,
+            ),
             plan=_plan_part(report.call_id, manifest, turn, manifests),
             problems=problems,
             memory=memory,
             decision_id=decision_id or self._new_id(),
+            history=_history(activity),
         )
         verdict = self._policy.decide(context)
         decision = self._decision(context, verdict, manifests)
@@ -267,11 +316,15 @@ class Engine:
             closes=_closed(call, report.tool, report.attempt, EpisodeOutcome.FAILED, now),
             mistake=mistake if decision.action is Action.RETURN_TO_MODEL else "",
         )
+        window = (
+            window_after(context, decision) if rate_limited and is_rate_limit(context) else None
+        )
         return Decided(
             decision,
             (
                 *self.beginning(report.turn_id, turn, now),
                 *_transitions(report.tool, report.turn_id, stepped),
+                *(() if window is None else (_rate_limited(report, window),)),
                 failure,
             ),
         )
@@ -524,14 +577,27 @@ def _pending(turn: TurnHistory, call_id: str) -> bool:
 
 def _probe(decision: Decision, context: DecisionContext) -> Probe:
     """The retry ``decision`` grants, as the breaker's probe: released if its outcome has
-    not arrived after the delay and the tool's timeout."""
-    until = context.now + timedelta(seconds=decision.delay + context.manifest.timeout)
+    not arrived after the delay and the timeout the executor enforces."""
+    until = context.now + timedelta(seconds=decision.delay + context.breaker.probe_time)
     return Probe(
         turn_id=decision.turn_id,
         call_id=decision.call_id,
         attempt=decision.attempt + 1,
         until=until,
     )
+
+
+def _history(activity: ToolActivity | None) -> ToolHistory:
+    if activity is None:
+        return NO_HISTORY
+    return ToolHistory(activity.succeeded_at, activity.reset_at)
+
+
+NO_HISTORY = ToolHistory()
+
+
+def _rate_limited(report: FailureReport, window: RateWindow) -> RateLimited:
+    return RateLimited(tool=report.tool, window=window, turn_id=report.turn_id)
 
 
 def _open_tools(tools: tuple[str, ...], breaker_of: BreakerViews, now: datetime) -> frozenset[str]:

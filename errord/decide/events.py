@@ -28,6 +28,7 @@ from errord.decide.model import (
     FailureReport,
     OutcomeReport,
     PlannedCall,
+    RateWindow,
     ReportKey,
     RetryBudget,
     TurnSummary,
@@ -44,6 +45,7 @@ class EventKind(ClosedEnum):
     TURN_ENDED = "turn_ended"
     MEMORY_FORGOTTEN = "memory_forgotten"
     MANIFESTS_RELOADED = "manifests_reloaded"
+    RATE_LIMITED = "rate_limited"
 
 
 class _Event(Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="kind", gc=False):
@@ -156,6 +158,24 @@ class BreakerChanged(_Event, frozen=True, tag=EventKind.BREAKER.value):
         return (self.tool, self.breaker.generation)
 
 
+class RateLimited(_Event, frozen=True, tag=EventKind.RATE_LIMITED.value):
+    """A tool's rate-limit window opened, or grew longer: by the rate-limited failure the
+    turn ``turn_id`` reported."""
+
+    kind = EventKind.RATE_LIMITED
+    tool: str
+    window: RateWindow
+    turn_id: str = ""
+
+    @property
+    def call(self) -> None:
+        return None
+
+    @property
+    def dedup_key(self) -> tuple[str, int]:
+        return (self.tool, self.window.generation)
+
+
 class ForgetReason(ClosedEnum):
     """Why episodic memory forgot an error."""
 
@@ -216,6 +236,7 @@ EventDetail: TypeAlias = (
     | TurnEnded
     | MemoryForgotten
     | ManifestsReloaded
+    | RateLimited
 )
 
 

@@ -92,7 +92,7 @@ class UseAlternative(Fallback):
 
     def score(self, context: DecisionContext, tool: str) -> float:
         evidence = context.memory.get(f"{Action.USE_ALTERNATIVE.value}:{tool}")
-        if evidence is None or evidence.told < self.min_episodes:
+        if evidence is None or not evidence.enough(self.min_episodes):
             return 0.5
         return evidence.success_rate
 

@@ -7,6 +7,7 @@ import abc
 from collections.abc import Sequence
 
 from errord.decide.context import DecisionContext, TurnPart, requested_delay, time_left
+from errord.decide.memory import Evidence
 from errord.decide.model import (
     Action,
     BreakerPhase,
@@ -56,10 +57,11 @@ class PermanentError(RetryGate):
 
 
 class NotIdempotent(RetryGate):
-    """A tool whose calls have side effects is never repeated."""
+    """A tool whose calls have side effects is never repeated; an attempt errord refused
+    before it ran had none, and may run."""
 
     def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
-        if not context.manifest.idempotent:
+        if not context.manifest.idempotent and not context.call.was_refused:
             return Refusal(kind=RefusalKind.NOT_IDEMPOTENT)
         return None
 
@@ -111,22 +113,41 @@ def budget_spent(turn: TurnPart, budget: RetryBudget | None) -> Refusal | None:
 
 
 class RetriesNeverFix(RetryGate):
-    """No retry of an error that retries have not fixed once in ``min_episodes`` similar
-    failures or more (episodic memory, decayed: the evidence fades, and then retries are
-    tried again)."""
+    """No retry of an error that retries have not fixed once in ``min_episodes`` bursts
+    of it or more (episodic memory: the episodes of one outage or spell count once,
+    decayed, so that the evidence fades and then retries are tried again). The verdict
+    stands only while the tool has not succeeded, and its breaker was not reset, since
+    the last retry that failed: a tool succeeding for other calls, or one an operator
+    says is fixed, may well be fixed for this error too."""
 
     def __init__(self, min_episodes: float = 5) -> None:
         self.min_episodes = min_episodes
 
     def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
         evidence = context.memory.get(Action.RETRY.value)
-        if evidence is None or evidence.told < self.min_episodes or evidence.succeeded >= 0.5:
+        if evidence is None or not evidence.never_fixed(self.min_episodes):
+            return None
+        if since_failed(context, evidence) is not None:
             return None
         return Refusal(
             kind=RefusalKind.RETRIES_NEVER_FIX,
             recovered=evidence.succeeded,
             tried=evidence.told,
         )
+
+
+def since_failed(context: DecisionContext, evidence: Evidence) -> str | None:
+    """What the tool did after the last retry of this error that failed, that weakens
+    memory's verdict: "succeeded" or "reset"; None when nothing did."""
+    failed = evidence.failed_at
+    history = context.history
+    if failed is None:
+        return None
+    if history.succeeded_at is not None and history.succeeded_at > failed:
+        return "succeeded"
+    if history.reset_at is not None and history.reset_at > failed:
+        return "reset"
+    return None
 
 
 class DeadlineTooClose(RetryGate):
@@ -141,24 +162,28 @@ class DeadlineTooClose(RetryGate):
 
 
 class AttemptsExhausted(RetryGate):
-    """At most max_attempts attempts of one tool per call."""
+    """At most max_attempts attempts of one tool per call; attempts errord refused
+    before they ran do not count."""
 
     def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
         if context.retries_left == 0:
             limit = context.manifest.retry_policy.max_attempts
             return Refusal(
-                kind=RefusalKind.ATTEMPTS_EXHAUSTED, limit=limit, attempt=context.report.attempt
+                kind=RefusalKind.ATTEMPTS_EXHAUSTED, limit=limit, attempt=context.attempts_run
             )
         return None
 
 
 class RetryAfterTooLong(RetryGate):
-    """A retry is never sooner than the tool asked; a wait the policy does not allow
-    (``max_retry_after``) means no retry."""
+    """A retry is never sooner than the tool asked (or its rate-limit window ends); a
+    wait longer than the policy's ``max_retry_after`` means no retry. Without one, the
+    wait only has to fit the call's total retry time (TotalRetryTimeExceeded)."""
 
     def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
-        asked = requested_delay(context)
         limit = context.manifest.retry_policy.longest_retry_after
+        if limit is None:
+            return None
+        asked = requested_delay(context)
         if asked is not None and asked > limit:
             return Refusal(kind=RefusalKind.RETRY_AFTER_TOO_LONG, limit=limit, wait=asked)
         return None

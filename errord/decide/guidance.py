@@ -127,6 +127,10 @@ LLM_GUIDANCE_DETAIL: dict[tuple[Action, str], str] = {
     (Action.FAIL, "repeated"): _TOLD_BEFORE + _GO_ON_OPTIONAL,
     (Action.ESCALATE, "budget"): _NO_BUDGET + _ASK_THE_USER,
     (Action.FAIL, "budget"): _NO_BUDGET + _GO_ON_OPTIONAL,
+    (Action.FAIL, "for_now"): (
+        "{tool} is unavailable for now. Continue without its result, or call {tool} again "
+        "later, not right away; tell the user what is missing if it matters."
+    ),
 }
 """What the model should do next, where a variant of the action (``reason_detail``)
 asks for other words."""

@@ -33,17 +33,22 @@ class RetryPolicy:
     jitter: float = 0.1
     """Relative random variation of each delay: 0.1 is +-10 %."""
     max_attempts: int = 5
-    """Attempts of one tool for one call, the first included."""
-    max_total_time: float = 2.0
+    """Attempts of one tool for one call, the first included; attempts errord refused
+    before they ran (an open breaker, a rate-limit window) do not count."""
+    max_total_time: float = 30.0
     """Seconds of delay errord may grant one call's retries of one tool, in all. The
-    failed attempts' run time is recorded but does not count."""
+    failed attempts' run time is recorded but does not count. The seed's 2 s bounds the
+    backoff (its four delays take 1.5 s); 30 s, one breaker break at its longest, lets a
+    call also wait out a Retry-After or a breaker's break, which call nobody."""
     max_retry_after: float | None = None
     """The longest wait a tool's Retry-After may ask for and still get a retry; None
-    means max_delay. A retry is never sooner than the tool asked."""
+    means as long as the call's remaining total retry time (the seed's limit was
+    max_delay). A retry is never sooner than the tool asked."""
 
     @property
-    def longest_retry_after(self) -> float:
-        return self.max_delay if self.max_retry_after is None else self.max_retry_after
+    def longest_retry_after(self) -> float | None:
+        """The longest Retry-After honoured on its own; None: whatever fits the total."""
+        return self.max_retry_after
 
     def __post_init__(self) -> None:
         for name in ("initial_delay", "max_delay", "max_total_time", "max_retry_after"):
@@ -59,24 +64,74 @@ class RetryPolicy:
             raise ValueError("max_delay must not be below initial_delay")
 
 
+MAX_WINDOW = 1_000
+"""Attempts: the longest window a breaker's failure rate is read over."""
+
+
 @dataclass(frozen=True)
 class BreakerPolicy:
-    """When a tool's circuit breaker opens, half-opens and closes."""
+    """When a tool's circuit breaker opens, how long it stays open, and when it closes.
+
+    It opens on evidence of an outage, never on one call's retries nor on chance: after
+    ``failure_threshold`` consecutive transient failures from at least two calls while
+    nearly every recent attempt failed (a dead backend), or when at least
+    ``failure_rate`` of at least ``min_calls`` of the last ``window`` attempts failed (a
+    sick one). Its break
+    grows: ``first_cooldown`` the first time, times ``cooldown_multiplier`` at each
+    opening in a row, at most ``cooldown``; a breaker that stays closed for ``cooldown``
+    starts again from ``first_cooldown``.
+    """
 
     failure_threshold: int = 5
-    """Consecutive transient failures that open the breaker; permanent ones never count."""
+    """Consecutive transient failures, from two calls at least, that open the breaker of a
+    tool with no recent success; permanent ones and rate limits never count."""
     cooldown: float = 30.0
-    """Seconds an open breaker waits before it half-opens and lets one probe through."""
+    """Seconds: the longest break, and how long the breaker must stay closed before its
+    next break is the first one again (the seed's fixed break)."""
     success_threshold: int = 2
     """Consecutive successes in half-open that close the breaker."""
+    first_cooldown: float = 1.0
+    """Seconds an open breaker waits before it half-opens the first time: an outage as
+    short as this costs no longer wait. Cut to ``cooldown`` when longer."""
+    cooldown_multiplier: float = 1.5
+    """Factor between consecutive breaks: each reopening waits this much longer."""
+    failure_rate: float = 0.5
+    """Failed share of the recent attempts that opens the breaker, once there are
+    ``min_calls`` of them."""
+    min_calls: int = 50
+    """Recent attempts the failure rate needs before it may open the breaker."""
+    window: int = 100
+    """Recent attempts the failure rate is read over: the last ``window`` transient
+    failures and successes since the tool's last quiet spell (no failure for
+    ``cooldown``)."""
+    window_mask: int = field(init=False, repr=False, compare=False)
+    """``window`` one bits: what keeps the recent attempts' bits to the window."""
 
     def __post_init__(self) -> None:
         if self.failure_threshold < 1:
             raise ValueError("failure_threshold must be at least 1")
         if self.success_threshold < 1:
             raise ValueError("success_threshold must be at least 1")
-        if not 0 < self.cooldown <= MAX_COOLDOWN:
-            raise ValueError(f"cooldown must be positive and at most {MAX_COOLDOWN:g} s (a week)")
+        for name in ("cooldown", "first_cooldown"):
+            if not 0 < getattr(self, name) <= MAX_COOLDOWN:
+                raise ValueError(f"{name} must be positive and at most {MAX_COOLDOWN:g} s (a week)")
+        if not 1 <= self.cooldown_multiplier <= 100:
+            raise ValueError("cooldown_multiplier must be from 1 to 100")
+        if not 0 < self.failure_rate <= 1:
+            raise ValueError("failure_rate must be above 0 and at most 1")
+        if not 1 <= self.window <= MAX_WINDOW:
+            raise ValueError(f"window must be from 1 to {MAX_WINDOW}")
+        if not 1 <= self.min_calls <= self.window:
+            raise ValueError("min_calls must be at least 1 and at most window")
+        object.__setattr__(self, "window_mask", (1 << self.window) - 1)
+
+    def break_for(self, streak: int) -> float:
+        """Seconds the ``streak``-th opening in a row stays open (the first is 1)."""
+        try:
+            grown = self.first_cooldown * self.cooldown_multiplier ** max(0, streak - 1)
+        except OverflowError:  # openings in the thousands: far beyond the ceiling
+            grown = self.cooldown
+        return min(grown, self.cooldown)
 
 
 @dataclass(frozen=True)

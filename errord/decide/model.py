@@ -217,7 +217,9 @@ class FailureReport(Record, frozen=True):
     session_id: str = ""
     """The agent's session, for telemetry, as ``user_id``."""
     declaration: ToolDeclaration | None = None
-    """What the executor knows of the tool (its schema, its timeout); None when nothing."""
+    """What the executor knows of the tool (its schema, its timeout); None when nothing. A
+    tool without a manifest is decided with them (its half-open probe bounded by the
+    timeout the executor enforces)."""
 
     @property
     def key(self) -> ReportKey:
@@ -273,6 +275,25 @@ class BreakerState(Record, frozen=True):
     """Transitions so far; numbers the transition events."""
     probe: Probe | None = None
     """The half-open breaker's probe in flight, if any."""
+    streak: int = 0
+    """Openings in a row: since the breaker last stayed closed for its policy's cooldown.
+    The break of the next one grows with it (BreakerPolicy.break_for)."""
+    closed_at: datetime | None = None
+    """When it last closed, or an operator reset it."""
+    run_call: CallKey | None = None
+    """The call whose failure began the run of ``failures``."""
+    run_calls: int = 0
+    """Distinct calls among the run of ``failures``, counted up to 2: one call's own
+    retries are no evidence of an outage."""
+    recent: int = 0
+    """The recent attempts' outcomes, a bit each, the newest lowest: 1 failed, 0 succeeded.
+    Only transient failures and successes count, from the first failure after a quiet
+    spell on; the policy's ``window`` of them at most."""
+    seen: int = 0
+    """How many attempts ``recent`` holds."""
+    failed_at: datetime | None = None
+    """When the last transient failure was counted: the end of a quiet spell is read
+    from it."""
 
     def effective_phase(self, now: datetime) -> BreakerPhase:
         """The phase at ``now``: an open breaker whose cooldown is over is half-open, even
@@ -289,8 +310,45 @@ class BreakerState(Record, frozen=True):
         probe = self.probe
         return probe if probe is not None and now < probe.until else None
 
+    @property
+    def recent_failures(self) -> int:
+        """Failures among the ``seen`` recent attempts."""
+        return self.recent.bit_count()
+
+    @property
+    def break_length(self) -> float | None:
+        """Seconds the current (or last) opening lasts; None when it never opened, or an
+        operator opened it until a reset."""
+        if self.opened_at is None or self.half_opens_at is None:
+            return None
+        return (self.half_opens_at - self.opened_at).total_seconds()
+
 
 CLOSED_BREAKER = BreakerState()
+
+
+class RateWindow(Record, frozen=True):
+    """A tool's rate-limit window: its backend refused a call for its rate (a 429, a
+    rate-limit error) and asked for a wait; until it ends errord holds every call of the
+    tool, so that nobody calls into the limit. A rate limit is no outage: the breaker
+    does not count it."""
+
+    opened_at: datetime
+    """When the rate limit that opened (or last lengthened) it was reported."""
+    until: datetime
+    """When calls may go again: the wait the tool asked for, else the retry's delay."""
+    asked: float | None = None
+    """Seconds the tool asked to wait (its Retry-After); None when it did not say."""
+    generation: int = 0
+    """Windows of the tool so far, this one included; numbers its events."""
+
+    def holds(self, now: datetime) -> bool:
+        """True while calls of the tool must wait."""
+        return now < self.until
+
+    def left(self, now: datetime) -> float:
+        """Seconds until the window ends; 0 once it has."""
+        return max(0.0, (self.until - now).total_seconds())
 
 
 class RetryBudget(Record, frozen=True):

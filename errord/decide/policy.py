@@ -49,6 +49,7 @@ from errord.decide.gates import (
     TurnRetryBudgetSpent,
 )
 from errord.decide.model import WITHOUT_RESULT, Action, RefusalKind, RetryBudget
+from errord.decide.outages import AwaitHalfOpen, FailForNow
 from errord.decide.plan import cascade
 from errord.decide.verdict import Verdict
 
@@ -117,10 +118,11 @@ def default_policy(
     attempts, asked to wait too long or out of retry time; else, for a failure the model
     caused, back to the model (``corrections`` times per call and per mistake in a turn,
     within the turn's retry budget; then escalate, or fail an optional call); else an
-    alternative, else wait for the probe, else the partial result, the default result or
-    (out of time, or for an optional call) no result, else fail what nothing can recover,
-    else escalate; and the calls waiting on one that ends without a result are skipped,
-    given their defaults, or escalate."""
+    alternative, else wait for the open breaker to half-open or for its probe, else the
+    partial result, the default result or (out of time, or for an optional call) no
+    result, else fail what nothing can recover, and a transient failure for now (nobody
+    can act on an outage), else escalate; and the calls waiting on one that ends without
+    a result are skipped, given their defaults, or escalate."""
     limits = (
         DeadlineTooClose()
         | TurnRetryBudgetSpent(budget)
@@ -138,12 +140,14 @@ def default_policy(
         fallbacks=(
             ReturnToModel(corrections, budget),
             UseAlternative(min_episodes),
+            AwaitHalfOpen(limits),
             AwaitProbe(limits),
             ContinuePartial(),
             UseDefault(),
             SkipOutOfTime(),
             SkipOptional(),
             FailUnrecoverable(),
+            FailForNow(),
             Escalate(),
         ),
     )

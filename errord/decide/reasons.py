@@ -19,20 +19,29 @@ from errord.decide.wording import Fields, clip
 REASONS: dict[tuple[Action, str], str] = {
     (Action.RETRY, ""): (
         "Transient error ({code}); retrying in {delay_ms} ms, attempt {next_attempt} of "
-        "{limit}.{pacing_clause}"
+        "{limit}.{memory_clause}"
     ),
     (Action.RETRY, "asked"): (
         "Transient error ({code}); retrying in {delay_ms} ms as {tool} asked, "
-        "attempt {next_attempt} of {limit}."
+        "attempt {next_attempt} of {limit}.{memory_clause}"
+    ),
+    (Action.RETRY, "held"): (
+        "Transient error ({code}); the rate-limit window of {tool} holds its calls until "
+        "{window_until}: retrying in {delay_ms} ms, when it ends, attempt {next_attempt} of "
+        "{limit}.{memory_clause}"
     ),
     (Action.RETRY, "probe"): (
         "Transient error ({code}); the circuit breaker of {tool} is half-open and this retry "
-        "in {delay_ms} ms is its one probe, attempt {next_attempt} of {limit}.{pacing_clause}"
+        "in {delay_ms} ms is its one probe, attempt {next_attempt} of {limit}.{memory_clause}"
     ),
     (Action.RETRY, "awaits_probe"): (
         "Transient error ({code}); the circuit breaker of {tool} is half-open and its one "
         "probe is in flight: retrying in {delay_ms} ms, when the probe's outcome is due, "
         "attempt {next_attempt} of {limit}."
+    ),
+    (Action.RETRY, "awaits_half_open"): (
+        "Transient error ({code}); the circuit breaker of {tool} is open: retrying in "
+        "{delay_ms} ms, when it half-opens, attempt {next_attempt} of {limit}."
     ),
     (Action.RETURN_TO_MODEL, ""): (
         "No retry: {refusal}; the model caused it, so it gets the error back to correct its "
@@ -73,6 +82,11 @@ REASONS: dict[tuple[Action, str], str] = {
     (Action.FAIL, ""): (
         "No retry: {refusal};{unusable_clause} {unrecoverable}, and nothing anyone can do now "
         "would change that: the call fails, and the turn goes on without it."
+    ),
+    (Action.FAIL, "for_now"): (
+        "No retry: {refusal};{unusable_clause} {tool} is unavailable for now, which no one "
+        "can act on: the call fails, and the turn goes on without it (it may call {tool} "
+        "again later)."
     ),
     (Action.FAIL, "corrections"): (
         "No retry: {refusal}; the model already had its {correction_limit} corrections of "

@@ -76,6 +76,14 @@ USER_GIVING_UP: dict[Trouble, str] = {
 """What the user reads when errord gives up on a call someone can act on (ESCALATE), by
 the trouble; for any other trouble, whether the failure is permanent decides."""
 
+USER_FAILED_FOR_NOW: dict[Trouble, str] = {
+    Trouble.NETWORK: "Couldn't reach {label} right now",
+    Trouble.TIMEOUT: "{Label} didn't respond in time",
+    Trouble.RATE_LIMIT: "{Label} is getting too many requests right now",
+}
+"""What could not be done, when the tool is only unavailable for now (FAIL), by the
+trouble; "{Label} is temporarily unavailable" for any other."""
+
 USER_FAILED: dict[Trouble, str] = {
     Trouble.VALIDATION: "The request to {label} couldn't be completed as asked",
     Trouble.NOT_FOUND: "{Label} couldn't find what was asked for",
@@ -121,7 +129,7 @@ def user_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> 
     if verdict.action is Action.USE_ALTERNATIVE and trouble is Trouble.CIRCUIT_OPEN:
         return fields.fill("{Label} is temporarily unavailable; trying another way.")
     if verdict.action is Action.FAIL:
-        return failed_message(verdict, trouble, fields)
+        return failed_message(verdict, trouble, fields, for_now=fields.detail == "for_now")
     if verdict.action is Action.ESCALATE:
         if trouble in USER_GIVING_UP:
             return fields.fill(USER_GIVING_UP[trouble])
@@ -131,9 +139,15 @@ def user_message(context: DecisionContext, verdict: Verdict, fields: Fields) -> 
     return fields.fill(USER_MESSAGES[verdict.action])
 
 
-def failed_message(verdict: Verdict, trouble: Trouble, fields: Fields) -> str:
-    """What could not be done, and whether the rest of the turn goes on."""
-    what = USER_FAILED.get(trouble, "{Label} couldn't complete its part of the request")
+def failed_message(
+    verdict: Verdict, trouble: Trouble, fields: Fields, *, for_now: bool = False
+) -> str:
+    """What could not be done (``for_now``: the tool is unavailable for now), and whether
+    the rest of the turn goes on."""
+    if for_now:
+        what = USER_FAILED_FOR_NOW.get(trouble, "{Label} is temporarily unavailable")
+    else:
+        what = USER_FAILED.get(trouble, "{Label} couldn't complete its part of the request")
     blocking = any(each.action is Action.ESCALATE for each in verdict.consequences)
     return fields.fill(what + (FAILED_AND_BLOCKING if blocking else FAILED_AND_GOING_ON))
 

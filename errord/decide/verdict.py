@@ -45,12 +45,15 @@ class CorrectionsSpent(ClosedEnum):
 
 
 def probe_role(context: DecisionContext, verdict: Verdict) -> str:
-    """What a RETRY is to a half-open breaker: "probe" when it is the one probe,
-    "awaits_probe" when it waits for the probe in flight; "" otherwise."""
+    """What a RETRY is to a breaker that is not closed: "probe" when it is the half-open
+    breaker's one probe, "awaits_probe" when it waits for the probe in flight,
+    "awaits_half_open" when it waits for an open breaker to half-open; "" otherwise."""
+    if verdict.action is not Action.RETRY:
+        return ""
     breaker, now = context.breaker.state, context.now
-    if (
-        verdict.action is not Action.RETRY
-        or breaker.effective_phase(now) is not BreakerPhase.HALF_OPEN
-    ):
+    phase = breaker.effective_phase(now)
+    if phase is BreakerPhase.OPEN:
+        return "awaits_half_open"
+    if phase is not BreakerPhase.HALF_OPEN:
         return ""
     return "awaits_probe" if breaker.probe_in_flight(now) else "probe"

@@ -22,8 +22,9 @@ from typing import NamedTuple, TypeVar
 
 from errord.decide.backoff import Pacing
 from errord.decide.classify import fault_of
-from errord.decide.context import DecisionContext, requested_delay
+from errord.decide.context import DecisionContext, own_request
 from errord.decide.fallbacks import too_slow
+from errord.decide.gates import since_failed
 from errord.decide.model import (
     Action,
     ClosedEnum,
@@ -73,20 +74,28 @@ def cause(context: DecisionContext) -> Cause:
 
 def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
     """Which variant of the action's reason applies: for RETRY, whether it is a half-open
-    breaker's probe, waits for it, or waits as the tool asked; for ESCALATE and FAIL,
+    breaker's probe, waits for it or for an open breaker to half-open, waits as the tool
+    asked, or waits for the tool's rate-limit window to end; for ESCALATE and FAIL,
     whether a required call waits on this one, or why the model may not correct its call
-    again (errord.decide.verdict.CorrectionsSpent), or (ESCALATE) whether the tool has
-    alternatives, none usable; for SKIP, whether the turn is out of time."""
+    again (errord.decide.verdict.CorrectionsSpent), or (FAIL) whether the tool is only
+    unavailable for now, or (ESCALATE) whether the tool has alternatives, none usable;
+    for SKIP, whether the turn is out of time."""
     if verdict.action is Action.RETRY:
         role = probe_role(context, verdict)
-        return role or ("asked" if requested_delay(context) is not None else "")
+        if role:
+            return role
+        if own_request(context) is not None:
+            return "asked"
+        window = context.breaker.window
+        return "held" if window is not None and window.holds(context.now) else ""
     if verdict.action in GIVING_UP:
         if verdict.escalated_for:
             return "blocked"
         if verdict.corrections_spent is not None:
             return verdict.corrections_spent.value
         if verdict.action is Action.FAIL:
-            return ""
+            transient = context.classification.error_class is ErrorClass.TRANSIENT
+            return "for_now" if transient else ""
         return "alternatives" if context.manifest.alternatives else ""
     refusal = verdict.refusal
     if verdict.action is Action.SKIP and refusal and refusal.kind is RefusalKind.DEADLINE:
@@ -186,7 +195,8 @@ def _braces_doubled(text: str) -> str:
 
 REFUSALS: dict[RefusalKind, str] = {
     RefusalKind.RETRIES_NEVER_FIX: (
-        "retries fixed {recovered} of {tried} similar failures of {tool} recently"
+        "retries fixed {recovered} of {tried} {bursts} of this error of {tool} recently "
+        "(the failures of one outage or spell count once){last_failed_clause}"
     ),
     RefusalKind.PERMANENT_ERROR: (
         "the error is permanent ({code}), so retrying the same call cannot help"
@@ -231,10 +241,28 @@ REFUSAL_FIELDS: dict[str, Callable[[DecisionContext, Refusal], object]] = {
     "corrected_clause": lambda context, refusal: _corrected_clause(refusal.corrected),
     "recovered": lambda context, refusal: round(refusal.recovered),
     "tried": lambda context, refusal: round(refusal.tried),
+    "bursts": lambda context, refusal: _bursts(refusal.tried),
+    "last_failed_clause": lambda context, refusal: _last_failed_clause(context),
     "deadline_clause": lambda context, refusal: _deadline_clause(context, refusal),
     "half_opens": lambda context, refusal: _half_opens(context, refusal),
 }
 """How each field of a refusal's clause (beyond ``tool`` and ``code``) is worked out."""
+
+
+def _bursts(count: float) -> str:
+    return "burst" if round(count) == 1 else "bursts"
+
+
+def _last_failed_clause(context: DecisionContext) -> str:
+    """When a retry of the error last failed, and that nothing fixed the tool since."""
+    evidence = context.memory.get(Action.RETRY.value)
+    if evidence is None or evidence.failed_at is None:
+        return ""
+    at = evidence.failed_at.isoformat(timespec="seconds")
+    return (
+        f"; the last failed at {at}, and {context.report.tool} has not succeeded "
+        "nor had its breaker reset since"
+    )
 
 
 def _corrected_clause(corrected: int) -> str:
@@ -332,7 +360,7 @@ def _capitalized(text: str) -> str:
 FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     "refusal": _refusal_text,
     "delay_ms": lambda context, verdict: milliseconds(verdict.delay),
-    "next_attempt": lambda context, verdict: context.report.attempt + 1,
+    "next_attempt": lambda context, verdict: context.attempts_run + 1,
     "limit": lambda context, verdict: context.manifest.retry_policy.max_attempts,
     "alternative": lambda context, verdict: verdict.alternative_tool,
     "alternative_evidence": lambda context, verdict: _alternative_evidence(context, verdict),
@@ -346,7 +374,8 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
     "unrecoverable": lambda context, verdict: _unrecoverable(context),
     "correction_limit": _correction_limit,
     "corrections_clause": _corrections_clause,
-    "pacing_clause": lambda context, verdict: _pacing_clause(context, verdict),
+    "memory_clause": lambda context, verdict: _memory_clause(context, verdict),
+    "window_until": lambda context, verdict: _window_until(context),
     "unusable_clause": lambda context, verdict: (
         f" no alternative is usable ({_unusable_alternatives(context, verdict)});"
         if context.manifest.alternatives
@@ -359,18 +388,42 @@ FIELDS: dict[str, Callable[[DecisionContext, Verdict], object]] = {
 PACING_WORDS = {Pacing.SHORTER: "halved", Pacing.LONGER: "doubled"}
 
 
-def _pacing_clause(context: DecisionContext, verdict: Verdict) -> str:
-    """Why episodic memory changed the delay, when it did."""
-    if verdict.paced is None:
-        return ""
+def _memory_clause(context: DecisionContext, verdict: Verdict) -> str:
+    """What episodic memory said of retrying this error, when it knows something: how it
+    changed the delay, or why its verdict that retries never fix it does not hold now."""
     evidence = context.memory.get(Action.RETRY.value)
-    if evidence is None:
+    if evidence is None or round(evidence.told) == 0:
         return ""
     recovered, tried = round(evidence.succeeded), round(evidence.told)
-    return (
-        f" Retries fixed {recovered} of {tried} similar failures of {context.report.tool} "
-        f"recently, so the backoff is {PACING_WORDS[verdict.paced]}."
+    read = (
+        f" Retries fixed {recovered} of {tried} {_bursts(tried)} of this error of "
+        f"{context.report.tool} recently"
     )
+    weakened = since_failed(context, evidence) if evidence.succeeded < 0.5 else None
+    paced = PACING_WORDS[verdict.paced] if verdict.paced is not None else ""
+    if weakened is None:
+        if paced:
+            return f"{read}, so the backoff is {paced}."
+        return f"{read} (the failures of one outage or spell count once)."
+    lifted = f"{read}, but {_since(context, weakened)}: that evidence stops no retry"
+    return f"{lifted}; the backoff is {paced}." if paced else f"{lifted}."
+
+
+def _since(context: DecisionContext, weakened: str) -> str:
+    """What the tool did after the last failed retry of the error, in words."""
+    tool, history = context.report.tool, context.history
+    if weakened == "succeeded":
+        assert history.succeeded_at is not None
+        at = history.succeeded_at.isoformat(timespec="seconds")
+        return f"{tool} succeeded at {at}, after the last of them"
+    assert history.reset_at is not None
+    at = history.reset_at.isoformat(timespec="seconds")
+    return f"an operator reset the breaker of {tool} at {at}, after the last of them"
+
+
+def _window_until(context: DecisionContext) -> str:
+    window = context.breaker.window
+    return "" if window is None else window.until.isoformat(timespec="milliseconds")
 
 
 def _alternative_evidence(context: DecisionContext, verdict: Verdict) -> str:

@@ -7,7 +7,7 @@ per tool::
       - name: flight_search
         timeout_ms: 30000
         retry_policy: {initial_delay_ms: 50, max_attempts: 3}
-        circuit_breaker: {failure_threshold: 5, timeout_ms: 30000, success_threshold: 2}
+        circuit_breaker: {failure_threshold: 5, first_timeout_ms: 1000, timeout_ms: 30000}
         classification:
           - {http_status: 503, class: permanent}
         alternatives: [flight_search_backup]
@@ -48,6 +48,7 @@ from yaml.nodes import MappingNode, Node
 from errord.decide.manifest import (
     MAX_COOLDOWN,
     MAX_TIMEOUT,
+    MAX_WINDOW,
     BreakerPolicy,
     ClassificationRule,
     RetryPolicy,
@@ -283,10 +284,14 @@ _http_status = checked(Reader.integer, lambda status: 100 <= status <= 599, "bet
 _non_negative = checked(Reader.number, lambda x: x >= 0, "at least 0")
 _multiplier = checked(Reader.number, lambda x: x >= 1, "at least 1")
 _percent = checked(Reader.number, lambda x: 0 <= x < 100, "at least 0 and below 100")
+_rate_percent = checked(Reader.number, lambda x: 0 < x <= 100, "above 0 and at most 100")
+_growth = checked(Reader.number, lambda x: 1 <= x <= 100, "from 1 to 100")
+_window = checked(Reader.integer, lambda n: 1 <= n <= MAX_WINDOW, f"from 1 to {MAX_WINDOW}")
 _timeout_seconds = converted(_up_to_a_day, _seconds)
 _cooldown_seconds = converted(_up_to_a_week, _seconds)
 _delay_seconds = converted(_non_negative, _seconds)
 _jitter_fraction = converted(_percent, lambda percent: percent / 100)
+_rate_fraction = converted(_rate_percent, lambda percent: percent / 100)
 _strategy = one_of({"exponential_backoff": "exponential_backoff"})
 # CIRCUIT_OPEN is errord's own refusal of an attempt that never ran: nothing to classify.
 _error_code = one_of({code.name: code for code in ErrorCode if code is not ErrorCode.CIRCUIT_OPEN})
@@ -309,6 +314,11 @@ _BREAKER_KEYS: FieldReads[Reader] = {
     "failure_threshold": ("failure_threshold", _at_least_one),
     "success_threshold": ("success_threshold", _at_least_one),
     "timeout_ms": ("cooldown", _cooldown_seconds),
+    "first_timeout_ms": ("first_cooldown", _cooldown_seconds),
+    "timeout_multiplier": ("cooldown_multiplier", _growth),
+    "failure_rate_percent": ("failure_rate", _rate_fraction),
+    "min_calls": ("min_calls", _at_least_one),
+    "window": ("window", _window),
 }
 
 

@@ -13,9 +13,10 @@ would have kept it had it run with the other manifests:
   the breaker as it is in the replay);
 - a half-open breaker's probe claimed by AdmitCall is claimed again if the replayed
   breaker lets it; transitions recorded because of a report are left to that report;
-- an attempt AdmitCall refused (recorded as a CIRCUIT_OPEN failure) is asked about
-  again: refused again, it is decided again; admitted by the replayed breaker, it would
-  have run, with a result the trace cannot know: it is ``admitted``, and decides nothing.
+- an attempt AdmitCall refused (recorded as a CIRCUIT_OPEN failure, or a RATE_LIMITED
+  one held by a rate-limit window) is asked about again: refused again, it is decided
+  again; admitted by the replayed breaker and window, it would have run, with a result
+  the trace cannot know: it is ``admitted``, and decides nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from errord.decide import breaker as breakers
-from errord.decide.admission import admit, refusal
+from errord.decide.admission import admit, refusal, was_refused
 from errord.decide.engine import Decided, Engine
 from errord.decide.events import (
     BreakerChanged,
@@ -46,8 +47,8 @@ from errord.decide.model import (
     Decision,
     ErrorCode,
     FailureReport,
+    RateWindow,
     ReportKey,
-    ToolFailure,
 )
 from errord.replay.checks import remembering
 from errord.replay.classified import Classified
@@ -55,6 +56,8 @@ from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
 from errord.state.memory import MemoryFold
 from errord.state.projection import Fold
+from errord.state.rate_windows import RateWindowFold
+from errord.state.tool_stats import ToolStats, ToolStatsFold
 from errord.state.turns import TurnFold, TurnState
 
 
@@ -65,6 +68,8 @@ class ReplayState:
     calls: dict[CallKey, CallState] = field(default_factory=dict)
     turns: dict[str, TurnState] = field(default_factory=dict)
     breakers: dict[str, BreakerState] = field(default_factory=dict)
+    windows: dict[str, RateWindow] = field(default_factory=dict)
+    tool_stats: dict[str, ToolStats] = field(default_factory=dict)
     memory: dict[MemoryKey, MemoryStats] = field(default_factory=dict)
 
     _folds: tuple[tuple[Fold[Any, Any], dict[Any, Any]], ...] = ()
@@ -74,6 +79,8 @@ class ReplayState:
             (CallFold(), self.calls),
             (TurnFold(), self.turns),
             (BreakerFold(), self.breakers),
+            (RateWindowFold(), self.windows),
+            (ToolStatsFold(), self.tool_stats),
             (MemoryFold(), self.memory),
         )
 
@@ -157,16 +164,19 @@ class Replayer:
 
     def _failure(self, event: TraceEvent, recorded: FailureEvent) -> Redecided:
         report, state = recorded.report, self.state
-        if report.error.code is ErrorCode.CIRCUIT_OPEN and report.error == refused(report):
+        if was_refused(report):
             admission = admit(
                 report.key,
                 self._manifests.manifest_for(report.tool)[0],
                 state.breakers.get(report.tool),
                 recorded.decision.decided_at,
+                state.windows.get(report.tool),
             )
             if admission.admitted:
                 self._claimed(event, report.key, admission.claim)
                 return Redecided(event, recorded, None)
+            if admission.held != (report.error.code is ErrorCode.RATE_LIMITED):
+                report = refusal(report.key, report.arguments, held=admission.held)
         decided = self._decide(self._deciding, report, recorded.decision)
         if self._shown is not None and self._shown(event, recorded.decision, decided.decision):
             decided = self._decide(self._engine, report, recorded.decision)
@@ -187,6 +197,8 @@ class Replayer:
             state.remembered,
             self._classified.reads(report),
             decision_id=recorded.decision_id,
+            window_of=state.windows.get,
+            activity_of=state.tool_stats.get,
         )
 
     def _outcome(self, event: TraceEvent, recorded: OutcomeEvent) -> None:
@@ -211,7 +223,7 @@ class Replayer:
     def _operator(self, event: TraceEvent, recorded: BreakerChanged) -> None:
         before = self.state.breakers.get(recorded.tool)
         if recorded.change is BreakerChange.RESET:
-            stepped = breakers.reset(before)
+            stepped = breakers.reset(before, event.time)
         elif recorded.change is BreakerChange.FORCED_OPEN:
             opened = recorded.breaker.opened_at or event.time
             stepped = breakers.force_open(before, opened, recorded.breaker.half_opens_at)
@@ -253,8 +265,3 @@ class Replayer:
 
     def _apply(self, event: TraceEvent) -> None:
         self.state.apply(event)
-
-
-def refused(report: FailureReport) -> ToolFailure:
-    """The error AdmitCall records for a refused attempt of ``report``'s key."""
-    return refusal(report.key, {}).error

@@ -10,7 +10,7 @@ from pathlib import Path
 from errord.config import Settings
 from errord.decide.engine import Engine
 from errord.decide.events import BreakerChanged
-from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
+from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.policy import default_policy
 from errord.manifests.files import load_manifest_dir
 from errord.manifests.root import ManifestRoot
@@ -44,7 +44,7 @@ def load_manifests(directory: Path | None, settings: Settings) -> ManifestSnapsh
     the breaker defaults of ``settings``, read under the root the daemon of ``settings``
     reads under, else under the directory's real parent (errord.manifests.root); raises
     ManifestError listing every problem (file:line)."""
-    defaults = ToolDefaults(breaker=settings.breaker_defaults())
+    defaults = settings.tool_defaults()
     if directory is None:
         return ManifestSnapshot(defaults=defaults)
     root = ManifestRoot.configured(settings.manifests, settings.manifests_root)

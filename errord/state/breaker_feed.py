@@ -1,10 +1,13 @@
-"""Committed breaker transitions, fanned out to executors watching their tools (WatchTools).
+"""Committed breaker transitions and rate-limit windows, fanned out to executors watching
+their tools (WatchTools).
 
-An executor keeps every tool's breaker in memory so that admitting a call costs no RPC
-while the breaker is closed; it asks AdmitCall only otherwise. What it needs to hear is
-each transition (every transition is a BreakerChanged event) and a manifest reload
-(timeouts may have changed). A watcher holds the set of tools that changed since it last
-read, so one that reads slowly reads them together, and nothing queues behind it. The
+An executor keeps every tool's breaker and rate-limit window in memory so that admitting
+a call costs no RPC while the breaker is closed and no window holds the tool; it asks
+AdmitCall only otherwise. What it needs to hear is each transition (every transition is
+a BreakerChanged event), each window opened or lengthened (a RateLimited event) and a
+manifest reload (timeouts may have changed). A watcher holds the set of tools that
+changed since it last read, so one that reads slowly reads them together, and nothing
+queues behind it. The
 commit path pays one type test per event, and nothing when no one watches.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 
-from errord.decide.events import BreakerChanged, ManifestsReloaded, TraceEvent
+from errord.decide.events import BreakerChanged, ManifestsReloaded, RateLimited, TraceEvent
 
 EVERY_TOOL = None
 """What a watcher reads when it must read every tool again: after a manifest reload."""
@@ -24,7 +27,7 @@ class ToolWatcher:
 
     def __init__(self) -> None:
         self.changed: set[str] | None = set()
-        """Tools whose breaker changed; EVERY_TOOL after a reload."""
+        """Tools whose breaker or window changed; EVERY_TOOL after a reload."""
         self.closed = False
         self._arrived = asyncio.Event()
 
@@ -51,7 +54,8 @@ class ToolWatcher:
 
 
 class BreakerFeed:
-    """Tells watchers which tools' breakers changed, as the changes are committed."""
+    """Tells watchers which tools' breakers or windows changed, as the changes are
+    committed."""
 
     def __init__(self) -> None:
         self._watchers: set[ToolWatcher] = set()
@@ -64,7 +68,9 @@ class BreakerFeed:
         tools: set[str] | None = set()
         for event in events:
             detail = event.detail
-            if type(detail) is BreakerChanged and tools is not EVERY_TOOL:
+            if (type(detail) is BreakerChanged or type(detail) is RateLimited) and (
+                tools is not EVERY_TOOL
+            ):
                 tools.add(detail.tool)
             elif type(detail) is ManifestsReloaded and detail.applied:
                 tools = EVERY_TOOL

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from msgspec import Struct, field, structs
 
+from errord.decide.admission import was_refused
 from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent
 from errord.decide.model import Action, CallKey, Episode, Outcome
 from errord.state.projection import EachEvent
@@ -29,6 +30,9 @@ class ToolRecord(Struct, frozen=True, omit_defaults=True, gc=False):
     """Seconds of RETRY delay errord granted; counts against max_total_time."""
     ran: float = 0.0
     """Seconds the failed attempts ran, as reported; recorded, not counted."""
+    refused: int = 0
+    """Attempts errord refused before they ran (AdmitCall): they count neither as
+    attempts nor against max_attempts."""
 
 
 class CallState(Struct, frozen=True, omit_defaults=True, gc=False):
@@ -57,6 +61,11 @@ class CallState(Struct, frozen=True, omit_defaults=True, gc=False):
         record = self.tools.get(tool)
         return 0.0 if record is None else record.delay_granted
 
+    def refused(self, tool: str) -> int:
+        """Attempts of ``tool`` errord refused before they ran."""
+        record = self.tools.get(tool)
+        return 0 if record is None else record.refused
+
     @property
     def failed_tools(self) -> frozenset[str]:
         return frozenset(tool for tool, record in self.tools.items() if record.failed)
@@ -69,7 +78,7 @@ class CallFold(EachEvent[CallKey, CallState]):
     """Folds failures and outcomes into their call's state."""
 
     name = "call"
-    version = 3
+    version = 4  # 4: refused attempts counted
     key_type = CallKey
     state_type = CallState
 
@@ -124,6 +133,7 @@ def _failed(record: ToolRecord, event: FailureEvent) -> ToolRecord:
         failed=tuple(sorted({*record.failed, report.attempt})),
         delay_granted=record.delay_granted + granted,
         ran=record.ran + report.elapsed,
+        refused=record.refused + was_refused(report),
     )
 
 

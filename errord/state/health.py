@@ -19,9 +19,10 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 
 from errord.decide.alerts import Alert, AlertKind, AlertThresholds
+from errord.decide.breaker import opening_streak
 from errord.decide.manifest import BreakerPolicy
 from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState
+from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState, RateWindow
 from errord.decide.overrides import OverrideCandidate, override_candidates
 from errord.state.projections import Projections
 from errord.state.tool_stats import Minute, ToolStats
@@ -35,12 +36,24 @@ NO_CANDIDATES: Mapping[str, list[OverrideCandidate]] = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class BreakerView:
-    """A tool's breaker with its policy, at one moment."""
+    """A tool's breaker with its policy, and its rate-limit window, at one moment."""
 
     tool: str
     state: BreakerState
     policy: BreakerPolicy
     now: datetime
+    window: RateWindow | None = None
+    """The tool's last rate-limit window, if it had one."""
+
+    @property
+    def next_break(self) -> float:
+        """Seconds the breaker's next opening would last, were it to open now."""
+        return self.policy.break_for(opening_streak(self.state, self.policy, self.now))
+
+    @property
+    def limited(self) -> bool:
+        """True while a rate-limit window holds the tool."""
+        return self.window is not None and self.window.holds(self.now)
 
     @property
     def phase(self) -> BreakerPhase:
@@ -115,7 +128,11 @@ class ToolHealthBoard:
     def breaker(self, tool: str, now: datetime) -> BreakerView:
         state = self._state.breakers.view(tool) or CLOSED_BREAKER
         policy = self._manifests().breaker_policy(tool)
-        return BreakerView(tool, state, policy, now)
+        return BreakerView(tool, state, policy, now, self._state.windows.view(tool))
+
+    def activity(self, tool: str) -> ToolStats | None:
+        """The tool's statistics: when it last succeeded, when its breaker was reset."""
+        return self._state.tool_stats.view(tool)
 
     def health(
         self,

@@ -2,7 +2,8 @@
 
 Every episode a decision opens (errord.decide.engine: a RETRY, an alternative tool) and
 every one a later report closes is folded into a tally of its recovery, kept per tool
-and signature: episodes opened, succeeded and failed, each decayed by half every
+and signature: bursts with episodes opened, succeeded and failed (the episodes of one
+burst, each within BURST_GAP of the one before, count once), each decayed by half every
 HALF_LIFE (errord.decide.memory), so that old evidence fades. An episode opened but not
 closed is unknown, never counted as a success. The tallies are decayed to each event's
 time, so a rebuild from the trace ends exactly where the live fold did.
@@ -24,7 +25,7 @@ from errord.decide.events import (
     OutcomeEvent,
     TraceEvent,
 )
-from errord.decide.memory import MemoryKey, MemoryStats, Tally, recovery
+from errord.decide.memory import FAILED, OPENED, SUCCEEDED, MemoryKey, MemoryStats, Tally, recovery
 from errord.decide.model import ClosedEpisode, Episode, EpisodeOutcome
 from errord.state.projection import EachEvent
 
@@ -33,7 +34,7 @@ class MemoryFold(EachEvent[MemoryKey, MemoryStats]):
     """Folds the episodes events open and close, keyed by tool and signature."""
 
     name = "memory"
-    version = 1
+    version = 2  # 2: bursts of episodes count once
     key_type = MemoryKey
     state_type = MemoryStats
 
@@ -54,10 +55,10 @@ class MemoryFold(EachEvent[MemoryKey, MemoryStats]):
         closes = detail.closes if isinstance(detail, FailureEvent | OutcomeEvent) else None
         fingerprint = state.fingerprint if state is not None else ""
         if opens is not None and _key(opens) == key:
-            _count(tallies, recovery(opens), event.time, opened=1.0)
+            _count(tallies, recovery(opens), event.time, OPENED)
             fingerprint = fingerprint or opens.fingerprint
         if closes is not None and _key(closes.episode) == key:
-            _count(tallies, recovery(closes.episode), event.time, **_told(closes))
+            _count(tallies, recovery(closes.episode), event.time, _told(closes))
         return MemoryStats(tallies, fingerprint)
 
 
@@ -79,23 +80,10 @@ def _key(episode: Episode) -> MemoryKey:
     return MemoryKey(episode.tool, episode.signature)
 
 
-def _told(closed: ClosedEpisode) -> dict[str, float]:
-    if closed.outcome is EpisodeOutcome.SUCCEEDED:
-        return {"succeeded": 1.0}
-    return {"failed": 1.0}
+def _told(closed: ClosedEpisode) -> int:
+    return SUCCEEDED if closed.outcome is EpisodeOutcome.SUCCEEDED else FAILED
 
 
-def _count(
-    tallies: dict[str, Tally],
-    name: str,
-    at: datetime,
-    *,
-    opened: float = 0.0,
-    succeeded: float = 0.0,
-    failed: float = 0.0,
-) -> None:
+def _count(tallies: dict[str, Tally], name: str, at: datetime, what: int) -> None:
     before = tallies.get(name)
-    now = before.decayed(at) if before is not None else Tally(at)
-    tallies[name] = Tally(
-        now.at, now.opened + opened, now.succeeded + succeeded, now.failed + failed
-    )
+    tallies[name] = (before or Tally(at)).counted(at, what)

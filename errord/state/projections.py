@@ -1,7 +1,7 @@
 """The projections decisions read, as one state model for the writer.
 
-Calls, turns, breakers, tool statistics and episodic memory, each a ``Fold`` over the same
-trace.
+Calls, turns, breakers, rate-limit windows, tool statistics and episodic memory, each a
+``Fold`` over the same trace.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from typing import Any
 
 from errord.decide.events import TraceEvent
 from errord.decide.memory import MemoryKey, MemoryStats
-from errord.decide.model import BreakerState, CallKey
+from errord.decide.model import BreakerState, CallKey, RateWindow
 from errord.limits import STATE_CAPACITY
 from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState
 from errord.state.memory import MemoryFold
 from errord.state.projection import Projection, Staged
+from errord.state.rate_windows import RateWindowFold
 from errord.state.store.rows import WriteRow, state_row
 from errord.state.tool_stats import ToolStats, ToolStatsFold
 from errord.state.turns import TurnFold, TurnState
@@ -46,8 +47,8 @@ class StagedBatch:
 
 
 class Projections:
-    """Calls, turns, breakers, tool statistics and episodic memory, reserved, staged and
-    committed together."""
+    """Calls, turns, breakers, rate-limit windows, tool statistics and episodic memory,
+    reserved, staged and committed together."""
 
     def __init__(
         self, capacity: int = DEFAULT_CAPACITY, memory_errors: int = 0, max_tools: int = 0
@@ -60,6 +61,7 @@ class Projections:
         self.calls: Projection[CallKey, CallState] = Projection(CallFold(), capacity)
         self.turns: Projection[str, TurnState] = Projection(TurnFold(), capacity)
         self.breakers: Projection[str, BreakerState] = Projection(BreakerFold(), tool_capacity)
+        self.windows: Projection[str, RateWindow] = Projection(RateWindowFold(), tool_capacity)
         self.tool_stats: Projection[str, ToolStats] = Projection(ToolStatsFold(), tool_capacity)
         memory_capacity = (
             max(capacity, memory_errors + MEMORY_HEADROOM) if memory_errors else capacity
@@ -69,6 +71,7 @@ class Projections:
             self.calls,
             self.turns,
             self.breakers,
+            self.windows,
             self.tool_stats,
             self.memory,
         )

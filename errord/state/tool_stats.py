@@ -1,8 +1,8 @@
 """Per-tool statistics, folded from the trace: outcomes, errors by kind, durations.
 
 An execution is an attempt errord learns of: a reported failure (but not an
-attempt its breaker refused, which never ran), or a successful outcome (a failed
-outcome repeats a failure already reported, or about to be). Durations are
+attempt its breaker or rate-limit window refused, which never ran), or a successful
+outcome (a failed outcome repeats a failure already reported, or about to be). Durations are
 those the executor reported (a failure's elapsed time, a success's duration);
 one reported as zero is taken as not measured.
 They go into a histogram with fixed bounds, from which the mean and the 95th
@@ -21,6 +21,7 @@ from datetime import datetime
 
 from msgspec import Struct, field
 
+from errord.decide.admission import was_refused
 from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
 from errord.decide.model import Action, BreakerChange, ErrorClass, ErrorCode, Outcome
 
@@ -47,6 +48,7 @@ MAX_EXCEPTION_TYPES = 50
 so that executors sending arbitrary names cannot grow the state (or the metrics' labels)."""
 OTHER_EXCEPTIONS = "(other)"
 _OPENINGS = frozenset({BreakerChange.OPENED, BreakerChange.FORCED_OPEN})
+_COUNTED_CHANGES = _OPENINGS | {BreakerChange.RESET}
 
 
 class Durations(Struct, frozen=True, omit_defaults=True, gc=False):
@@ -107,6 +109,10 @@ class ToolStats(Struct, frozen=True, omit_defaults=True, gc=False):
     durations: Durations = Durations()
     recent: tuple[Minute, ...] = ()
     """The last RECENT_MINUTES minutes with any execution, oldest first."""
+    succeeded_at: datetime | None = None
+    """When an attempt of the tool last succeeded."""
+    reset_at: datetime | None = None
+    """When an operator last reset the tool's breaker."""
 
     @property
     def errors(self) -> int:
@@ -133,7 +139,7 @@ class ToolStatsFold:
     """Folds failures, outcomes and breaker openings into their tool's statistics."""
 
     name = "tool_stats"
-    version = 2  # 2: a refused attempt (CIRCUIT_OPEN) is not an execution
+    version = 3  # 2: a refused attempt is not an execution; 3: the last success and reset
     key_type = str
     state_type = ToolStats
 
@@ -144,7 +150,7 @@ class ToolStatsFold:
         if type(detail) is OutcomeEvent:
             return (detail.report.tool,) if detail.report.outcome is Outcome.SUCCESS else ()
         if type(detail) is BreakerChanged:
-            return (detail.tool,) if detail.change in _OPENINGS else ()
+            return (detail.tool,) if detail.change in _COUNTED_CHANGES else ()
         return ()
 
     def apply(self, key: str, state: ToolStats | None, event: TraceEvent) -> ToolStats:
@@ -162,7 +168,10 @@ class ToolStatsFold:
             elif isinstance(detail, OutcomeEvent):
                 tally.succeeded(detail, event.time)
             elif isinstance(detail, BreakerChanged):
-                tally.counts["breaker_opens"] += 1
+                if detail.change is BreakerChange.RESET:
+                    tally.reset_at = event.time
+                else:
+                    tally.counts["breaker_opens"] += 1
         return tally.stats()
 
 
@@ -189,14 +198,16 @@ class _Tally:
         self.duration_count = stats.durations.count
         self.duration_total = stats.durations.total
         self.recent = list(stats.recent)
+        self.succeeded_at = stats.succeeded_at
+        self.reset_at = stats.reset_at
 
     def failed(self, event: FailureEvent, time: datetime) -> None:
         report, decision = event.report, event.decision
         counts, code = self.counts, decision.classification.code
         self.decisions[decision.action] = self.decisions.get(decision.action, 0) + 1
         self.errors_by_code[code] = self.errors_by_code.get(code, 0) + 1
-        if code is ErrorCode.CIRCUIT_OPEN:
-            return  # refused by its breaker (AdmitCall): the tool did not run
+        if was_refused(report):
+            return  # refused by its breaker or its window (AdmitCall): the tool did not run
         counts["executions"] += 1
         if decision.classification.error_class is ErrorClass.TRANSIENT:
             counts["transient_errors"] += 1
@@ -218,6 +229,7 @@ class _Tally:
         self.counts["successes"] += 1
         if report.attempt > 1:
             self.counts["retry_successes"] += 1
+        self.succeeded_at = time
         self._observe(time, report.duration, error=False)
 
     def _observe(self, time: datetime, seconds: float, *, error: bool) -> None:
@@ -253,6 +265,8 @@ class _Tally:
             errors_by_exception=self.errors_by_exception,
             durations=Durations(tuple(self.buckets), self.duration_count, self.duration_total),
             recent=tuple(self.recent),
+            succeeded_at=self.succeeded_at,
+            reset_at=self.reset_at,
         )
 
 

@@ -117,9 +117,13 @@ class OperatorService:
         asked = requests.episode_query_from_proto(decode(pb.RecallEpisodesRequest, data))
         remembered = await self._actions.recall_episodes(asked.tool, asked.message, asked.code)
         now = self._clock.now()
-        return pb.RecallEpisodesResponse(
-            errors=[responses.remembered_to_proto(key, stats, now) for key, stats in remembered]
+        activity = self._board.activity(asked.tool)
+        verdicts = responses.MemoryVerdicts(
+            self._board.min_episodes,
+            activity.succeeded_at if activity is not None else None,
+            activity.reset_at if activity is not None else None,
         )
+        return responses.recalled_to_proto(remembered, now, verdicts)
 
     def _known_tool(self, tool: str) -> str:
         tool = requests.tool_from_proto(tool)

@@ -13,6 +13,7 @@ are not set, as proto3 does not send them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 from typing import TypeVar
@@ -29,11 +30,12 @@ from errord.decide.events import (
     ManifestsReloaded,
     MemoryForgotten,
     OutcomeEvent,
+    RateLimited,
     TraceEvent,
     TurnBegan,
     TurnEnded,
 )
-from errord.decide.memory import MemoryKey, MemoryStats, recall
+from errord.decide.memory import BURST_GAP, Evidence, MemoryKey, MemoryStats, recall
 from errord.decide.model import (
     Action,
     BreakerChange,
@@ -50,6 +52,7 @@ from errord.decide.model import (
     Outcome,
     OutcomeReport,
     PlannedCall,
+    RateWindow,
     RetryBudget,
     ToolFailure,
     TurnSummary,
@@ -260,6 +263,26 @@ def breaker_state_to_proto(
     if probe is not None:
         message.probe_in_flight = True
         timestamp(probe.until, message.probe_until)
+    if state.streak:
+        message.streak = state.streak
+    length = state.break_length
+    if length is not None:
+        duration(length, message.break_length)
+    if state.seen:
+        message.recent_attempts = state.seen
+        message.recent_failures = state.recent_failures
+    return message
+
+
+def rate_window_to_proto(
+    window: RateWindow, message: pb.RateLimitWindow | None = None
+) -> pb.RateLimitWindow:
+    if message is None:
+        message = pb.RateLimitWindow()
+    timestamp(window.opened_at, message.opened_at)
+    timestamp(window.until, message.until)
+    if window.asked is not None:
+        duration(window.asked, message.retry_after)
     return message
 
 
@@ -318,6 +341,9 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
                 by=detail.by,
             )
         )
+    elif isinstance(detail, RateLimited):
+        message.tool = detail.tool
+        rate_window_to_proto(detail.window, message.rate_limited.window)
     return message
 
 
@@ -450,27 +476,96 @@ def breaker_to_proto(view: BreakerView) -> pb.Breaker:
         failure_threshold=policy.failure_threshold,
         success_threshold=policy.success_threshold,
         cooldown=duration(policy.cooldown),
+        first_cooldown=duration(policy.first_cooldown),
+        cooldown_multiplier=policy.cooldown_multiplier,
+        next_break=duration(view.next_break),
+        failure_rate=policy.failure_rate,
+        min_calls=policy.min_calls,
+        window=policy.window,
     )
     if view.half_opens_in is not None:
         message.half_opens_in.CopyFrom(duration(view.half_opens_in.total_seconds()))
+    if view.window is not None:
+        rate_window_to_proto(view.window, message.rate_limit)
     return message
 
 
-def remembered_to_proto(key: MemoryKey, stats: MemoryStats, now: datetime) -> pb.RememberedError:
+@dataclass(frozen=True, slots=True)
+class MemoryVerdicts:
+    """What lifts or times memory's verdicts on a tool's errors, as RecallEpisodes says."""
+
+    min_episodes: float
+    succeeded_at: datetime | None = None
+    """When the tool last succeeded."""
+    reset_at: datetime | None = None
+    """When an operator last reset its breaker."""
+
+
+def remembered_to_proto(
+    key: MemoryKey, stats: MemoryStats, now: datetime, verdicts: MemoryVerdicts | None = None
+) -> pb.RememberedError:
     return pb.RememberedError(
         signature=key.signature,
         fingerprint=stats.fingerprint,
         recoveries=[
-            pb.RecoveryEvidence(
-                recovery=name,
-                succeeded=evidence.succeeded,
-                failed=evidence.failed,
-                unknown=evidence.unknown,
-                success_rate=evidence.success_rate,
-            )
+            _evidence_to_proto(name, evidence, now, verdicts)
             for name, evidence in sorted(recall(stats, now).items())
         ],
     )
+
+
+def _evidence_to_proto(
+    name: str, evidence: Evidence, now: datetime, verdicts: MemoryVerdicts | None
+) -> pb.RecoveryEvidence:
+    message = pb.RecoveryEvidence(
+        recovery=name,
+        succeeded=evidence.succeeded,
+        failed=evidence.failed,
+        unknown=evidence.unknown,
+        success_rate=evidence.success_rate,
+    )
+    if evidence.failed_at is not None:
+        timestamp(evidence.failed_at, message.last_failed)
+    if evidence.succeeded_at is not None:
+        timestamp(evidence.succeeded_at, message.last_succeeded)
+    if verdicts is None or name != Action.RETRY.value:
+        return message
+    if evidence.never_fixed(verdicts.min_episodes):
+        lifted = lifted_by(evidence, verdicts)
+        message.lifted_by = lifted
+        message.stops_retries = not lifted
+    until = evidence.fades_below(verdicts.min_episodes, now)
+    if until is not None:
+        timestamp(until, message.applies_until)
+    return message
+
+
+def lifted_by(evidence: Evidence, verdicts: MemoryVerdicts) -> str:
+    """What lifts a verdict that retries never fix an error, as the RetriesNeverFix gate
+    reads it: "succeeded", "reset", or "" when nothing does."""
+    failed = evidence.failed_at
+    if failed is None:
+        return ""
+    if verdicts.succeeded_at is not None and verdicts.succeeded_at > failed:
+        return "succeeded"
+    if verdicts.reset_at is not None and verdicts.reset_at > failed:
+        return "reset"
+    return ""
+
+
+def recalled_to_proto(
+    remembered: list[tuple[MemoryKey, MemoryStats]], now: datetime, verdicts: MemoryVerdicts
+) -> pb.RecallEpisodesResponse:
+    message = pb.RecallEpisodesResponse(
+        errors=[remembered_to_proto(key, stats, now, verdicts) for key, stats in remembered],
+        min_episodes=verdicts.min_episodes,
+        burst_gap=duration(BURST_GAP),
+    )
+    if verdicts.succeeded_at is not None:
+        timestamp(verdicts.succeeded_at, message.tool_succeeded_at)
+    if verdicts.reset_at is not None:
+        timestamp(verdicts.reset_at, message.breaker_reset_at)
+    return message
 
 
 def tool_health_to_proto(health: ToolHealth) -> pb.ToolStats:

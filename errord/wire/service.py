@@ -111,8 +111,8 @@ class ErrorHandlerService:
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncGenerator[bytes]:
         """Serialized WatchToolsResponses: every tool's policy, then the policies of the
-        tools whose breaker changed since the last response, and every tool's again after
-        a manifest reload."""
+        tools whose breaker or rate-limit window changed since the last response, and
+        every tool's again after a manifest reload."""
         watcher = None
         try:
             decode(pb.WatchToolsRequest, data)
@@ -134,6 +134,7 @@ class ErrorHandlerService:
             handler.breaker,
             handler.clock.now(),
             snapshot=changed is None,
+            window_of=handler.window,
         )
 
     async def begin_turn(self, data: bytes) -> pb.BeginTurnResponse:

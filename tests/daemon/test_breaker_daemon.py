@@ -45,6 +45,7 @@ def tools(tmp_path: Path) -> Path:
                 timeout_ms: 5000
                 circuit_breaker:
                   failure_threshold: 3
+                  first_timeout_ms: {int(COOLDOWN * 1000)}
                   timeout_ms: {int(COOLDOWN * 1000)}
                   success_threshold: 2
                 alternatives: [search_backup]
@@ -151,7 +152,7 @@ def test_an_open_breaker_survives_sigkill_then_one_probe_and_two_successes_close
     first.terminate(signal.SIGKILL)
     assert (
         'level=warning logger=errord msg="circuit breaker of search opened after 3 consecutive '
-        "transient failures; half-opens at "
+        "transient failures (3 of its last 3 attempts failed); half-opens at "
     ) in first.stderr
 
     second = start(tmp_path, tools)

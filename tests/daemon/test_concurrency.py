@@ -28,7 +28,8 @@ def errord(tmp_path: Path) -> Iterator[DaemonProcess]:
             tools:
               - name: search
                 retry_policy: {max_total_time_ms: 500, max_attempts: 8}
-                circuit_breaker: {failure_threshold: 1000}
+                circuit_breaker: {failure_threshold: 1000, failure_rate_percent: 100,
+                                  min_calls: 1000, window: 1000}
             """
         )
     )

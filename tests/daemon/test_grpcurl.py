@@ -152,8 +152,13 @@ def test_grpcurl_reads_the_turn_trace_in_order(errord: DaemonProcess) -> None:
     assert events[3]["outcome"] == {
         "outcome": "OUTCOME_SUCCESS",
         "duration": "0.250s",
-        # The success ended the two consecutive failures the breaker had counted.
-        "breaker": {"phase": "BREAKER_PHASE_CLOSED"},
+        # The success ended the two consecutive failures the breaker had counted; they stay
+        # among its recent attempts, with the success.
+        "breaker": {
+            "phase": "BREAKER_PHASE_CLOSED",
+            "recent_attempts": 3,
+            "recent_failures": 2,
+        },
     }
     sequences = [int(e["sequence"]) for e in events]
     assert sequences == sorted(sequences)

@@ -33,7 +33,8 @@ def start(tmp_path: Path) -> DaemonProcess:
 
 
 def report_history(address: str) -> None:
-    """Three calls whose retries failed, and one whose retry succeeded."""
+    """Three calls whose retries failed, and one whose retry succeeded: one burst, which
+    counts once as failed and once as fixed."""
     with ErrordClient(address) as errord:
         for number in range(4):
             call = f"call_{number}"
@@ -78,8 +79,10 @@ def test_memory_is_recalled_over_grpc_and_the_cli_and_survives_a_restart(tmp_pat
         report_history(daemon.address)
         [error] = recall(daemon, tool="search").errors
         assert error.fingerprint == "upstream timeout after <n> on req <n>"
-        assert same_counts(counts(error), {"RETRY": (1.0, 3.0, 0.0)})
-        assert error.recoveries[0].success_rate == pytest.approx(0.25, abs=0.01)
+        assert same_counts(counts(error), {"RETRY": (1.0, 1.0, 0.0)})
+        assert error.recoveries[0].success_rate == pytest.approx(0.5, abs=0.01)
+        assert error.recoveries[0].HasField("last_failed")
+        assert not error.recoveries[0].stops_retries
         [one] = recall(daemon, tool="search", message="upstream timeout after 9s on req 1").errors
         assert one.signature == error.signature
         assert same_counts(counts(one), counts(error))
@@ -88,7 +91,10 @@ def test_memory_is_recalled_over_grpc_and_the_cli_and_survives_a_restart(tmp_pat
         human = run_errord("memory", "search", "--address", daemon.address, *daemon.token_args)
         assert human.returncode == 0, human.stderr
         assert human.stdout.startswith("search  upstream timeout after <n> on req <n>  [TIMEOUT:")
-        assert "  RETRY: recovered 1.0 of 4.0 (25%), 0.0 unknown" in human.stdout
+        assert (
+            "  retry: fixed it in 1.0 burst, failed in 1.0 burst, last failed at " in human.stdout
+        )
+        assert "    Retries go on: 2 of the 5 bursts a verdict needs." in human.stdout
         as_json = run_errord(
             "memory", "search", "--address", daemon.address, *daemon.token_args, "--json"
         )
@@ -124,7 +130,7 @@ def test_a_decision_shows_the_evidence_it_read(tmp_path: Path) -> None:
             ).decision
             [recalled] = decision.recalled
             assert recalled.recovery == "RETRY"
-            assert (recalled.succeeded, recalled.failed) == pytest.approx((1, 3), abs=0.05)
+            assert (recalled.succeeded, recalled.failed) == pytest.approx((1, 1), abs=0.05)
             [event] = [e for e in errord.get_turn_trace("u") if e.HasField("failure")]
             assert list(event.failure.decision.recalled) == [recalled]
     finally:

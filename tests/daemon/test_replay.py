@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +158,76 @@ def test_the_rpc_without_a_directory_replays_the_daemons_own_manifests(
         *_, last = operator.ReplayManifests(pb.ReplayManifestsRequest())
     assert last.summary.failures == 2 * WEATHER_FAILURES
     assert last.summary.changed == 0
+
+
+OUTAGES = """\
+tools:
+  - name: flaky
+    timeout_ms: 2000
+  - name: limited
+"""
+
+
+def test_replay_agrees_with_breakers_windows_and_memory_as_recorded(tmp_path: Path) -> None:
+    """A trace of an outage (a breaker opening on five calls, waits for its probe, refused
+    attempts, a failed probe reopening it for a longer break, an operator's reset), a rate
+    limit (its window, an attempt it held, a failure whose retry waits for its end) and
+    outcomes, replayed with the manifests in force: nothing is decided otherwise."""
+    manifests = directory(tmp_path / "outages", OUTAGES)
+    running = start_process(
+        "--listen", "127.0.0.1:0", "--db", str(tmp_path / "errord.db"),
+        "--manifests", str(manifests),
+    )  # fmt: skip
+    try:
+        with ErrordClient(running.address, token=running.token) as errord:
+            for n in range(6):  # the fifth call's failure opens the breaker
+                errord.report_failure(
+                    turn_id=f"o{n}", call_id="c", tool="flaky", attempt=1,
+                    code=pb.ERROR_CODE_CONNECTION, message="connection refused",
+                )  # fmt: skip
+            refused = errord.admit_call(turn_id="o0", call_id="c", tool="flaky", attempt=2)
+            assert not refused.admitted
+            opened = errord.report_failure(
+                turn_id="o1", call_id="c", tool="flaky", attempt=2,
+                code=pb.ERROR_CODE_CONNECTION, message="connection refused",
+            ).decision  # fmt: skip
+            time.sleep(opened.breaker.break_length.ToTimedelta().total_seconds() + 0.05)
+            probe = errord.admit_call(turn_id="o2", call_id="c", tool="flaky", attempt=2)
+            assert probe.probe
+            waiting = errord.admit_call(turn_id="o3", call_id="c", tool="flaky", attempt=2)
+            assert not waiting.admitted
+            reopened = errord.report_failure(
+                turn_id="o2", call_id="c", tool="flaky", attempt=2,
+                code=pb.ERROR_CODE_CONNECTION, message="connection refused",
+            ).decision  # fmt: skip
+            assert reopened.breaker.streak == 2
+
+            limited = errord.report_failure(
+                turn_id="l0", call_id="c", tool="limited", attempt=1,
+                http_status=429, message="429 Too Many Requests", retry_after=1.0,
+            ).decision  # fmt: skip
+            held = errord.admit_call(turn_id="l1", call_id="c", tool="limited", attempt=1)
+            assert not held.admitted
+            assert held.decision.classification.code == pb.ERROR_CODE_RATE_LIMITED
+            behind = errord.report_failure(
+                turn_id="l2", call_id="c", tool="limited", attempt=1,
+                code=pb.ERROR_CODE_TIMEOUT, message="timed out",
+            ).decision  # fmt: skip
+            assert behind.delay.ToTimedelta().total_seconds() > 0.9
+            errord.report_outcome(
+                turn_id="l0", call_id="c", tool="limited", attempt=2, success=True
+            )
+        with sync_operator_channel(running.address, running.token) as channel:
+            operators = errord_pb2_grpc.OperatorServiceStub(channel)
+            operators.ResetBreaker(pb.ResetBreakerRequest(tool="flaky", by="test"))
+        with ErrordClient(running.address, token=running.token) as errord:
+            errord.report_failure(
+                turn_id="after", call_id="c", tool="flaky", attempt=1,
+                code=pb.ERROR_CODE_CONNECTION, message="connection refused",
+            )  # fmt: skip
+    finally:
+        running.terminate()
+    assert limited.action == pb.RECOVERY_ACTION_RETRY
+    status, out, err = replay(tmp_path, manifests)
+    assert status == 0, out + err
+    assert "0 decided otherwise" in out

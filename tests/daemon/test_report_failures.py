@@ -50,12 +50,15 @@ async def test_each_failure_gets_its_decision_in_request_order(stub: Any) -> Non
 
 
 async def test_the_failures_are_decided_as_one_after_the_other(stub: Any) -> None:
-    """Six timeouts of one tool: the fifth opens its breaker, so the sixth gets no retry."""
+    """Six timeouts of one tool, of six calls: the fifth opens its breaker, so the fifth
+    and the sixth wait for it to half-open rather than retry at once."""
     calls = [failure(f"call_{n}") for n in range(6)]
     response = await stub.ReportFailures(pb.ReportFailuresRequest(failures=calls))
-    actions = [pb.RecoveryAction.Name(r.answer.decision.action) for r in response.results]
-    assert actions == ["RECOVERY_ACTION_RETRY"] * 4 + ["RECOVERY_ACTION_ESCALATE"] * 2
-    assert response.results[5].answer.decision.breaker.phase == pb.BREAKER_PHASE_OPEN
+    decisions = [r.answer.decision for r in response.results]
+    assert [pb.RecoveryAction.Name(d.action) for d in decisions] == ["RECOVERY_ACTION_RETRY"] * 6
+    assert all("when it half-opens" not in d.reason for d in decisions[:4])
+    assert all("is open: retrying in" in d.reason for d in decisions[4:])
+    assert decisions[5].breaker.phase == pb.BREAKER_PHASE_OPEN
 
 
 async def test_a_repeat_within_the_call_or_of_a_recorded_report_is_replayed(stub: Any) -> None:

@@ -31,10 +31,10 @@ async def stub(daemon: InProcessDaemon) -> AsyncIterator[Stub]:
         yield errord_pb2_grpc.ErrorHandlerServiceStub(channel)
 
 
-def report(turn_id: str, attempt: int = 1) -> pb.ReportFailureRequest:
+def report(turn_id: str, attempt: int = 1, call: str = "c") -> pb.ReportFailureRequest:
     return pb.ReportFailureRequest(
         turn_id=turn_id,
-        call_id="c",
+        call_id=call,
         tool="search",
         attempt=attempt,
         error=pb.ToolError(code=pb.ERROR_CODE_TIMEOUT),
@@ -172,11 +172,12 @@ async def test_watch_rejects_a_sequence_sqlite_cannot_hold(stub: Stub) -> None:
 async def test_watch_shows_breaker_transitions_of_reports_and_of_operators(
     daemon: InProcessDaemon, stub: Stub
 ) -> None:
-    """The fifth consecutive timeout opens the breaker (in that report's turn); a reset by an
-    operator belongs to no turn and reaches watchers of every turn."""
+    """The fifth consecutive timeout, the first of a second call, opens the breaker (in that
+    report's turn); a reset by an operator belongs to no turn and reaches watchers of every
+    turn."""
     stream = stub.WatchTrace(pb.WatchTraceRequest(after_sequence=1))
-    for attempt in range(1, 6):
-        await stub.ReportFailure(report("w", attempt=attempt))
+    for call, attempt in [("c", 1), ("c", 2), ("c", 3), ("c", 4), ("d", 1)]:
+        await stub.ReportFailure(report("w", attempt=attempt, call=call))
     async with operator_channel(daemon.address, daemon.token) as channel:
         operators = errord_pb2_grpc.OperatorServiceStub(channel)
         await operators.ResetBreaker(pb.ResetBreakerRequest(tool="search", by="test"))

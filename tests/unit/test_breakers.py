@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent
-from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import (
     CLOSED_BREAKER,
@@ -30,10 +30,19 @@ from tests.harness import Harness, failure_report
 
 TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT, message="timed out")
 FORBIDDEN = ToolFailure(http_status=403, message="forbidden")
-POLICY = BreakerPolicy(failure_threshold=3, cooldown=30.0, success_threshold=2)
+POLICY = BreakerPolicy(failure_threshold=3, cooldown=30.0, success_threshold=2, first_cooldown=30.0)
+"""A fixed 30 s break, the seed's (first_cooldown equal to cooldown)."""
+SEED_RETRIES = RetryPolicy(max_total_time=2.0)
+"""The seed's 2 s of retry time: too short to wait for a 30 s break."""
 MANIFESTS = ManifestSnapshot(
     [
-        ToolManifest(name="search", timeout=5.0, breaker=POLICY, alternatives=("backup", "mirror")),
+        ToolManifest(
+            name="search",
+            timeout=5.0,
+            breaker=POLICY,
+            alternatives=("backup", "mirror"),
+            retry_policy=SEED_RETRIES,
+        ),
         ToolManifest(name="backup", breaker=POLICY),
         ToolManifest(name="mirror", breaker=POLICY),
         ToolManifest(name="lonely", timeout=2.0, breaker=POLICY),
@@ -118,14 +127,17 @@ async def test_alternatives_with_an_open_breaker_are_skipped(harness: Harness) -
     assert decision.alternative_tool == "mirror"
     await trip(harness.handler, "mirror")
     decision = await decide(harness.handler, failure("y"))
-    assert decision.action is Action.ESCALATE
+    assert decision.action is Action.FAIL  # no one can act on an outage
     assert decision.reason.endswith(
         "no alternative is usable (backup has an open circuit breaker; mirror has an open "
-        "circuit breaker), escalating."
+        "circuit breaker); search is unavailable for now, which no one can act on: the call "
+        "fails, and the turn goes on without it (it may call search again later)."
     )
+    assert "escalat" not in decision.reason
     assert decision.user_message == (
-        "Search is temporarily unavailable; please try again in a little while."
+        "Search is temporarily unavailable; continuing with the rest of the request."
     )
+    assert "Continue without its result, or call search again later" in decision.llm_message
 
 
 async def test_after_the_cooldown_one_probe_then_two_successes_close_it(harness: Harness) -> None:
@@ -203,7 +215,7 @@ async def test_a_probe_without_an_outcome_is_released_after_the_tools_timeout(
 async def test_without_an_alternative_a_report_waits_for_the_probe_if_limits_allow(
     tmp_path: Path,
 ) -> None:
-    lonely = ToolManifest(name="lonely", timeout=1.5, breaker=POLICY)
+    lonely = ToolManifest(name="lonely", timeout=1.5, breaker=POLICY, retry_policy=SEED_RETRIES)
     harness = Harness(tmp_path, ManifestSnapshot([lonely]))
     handler = await harness.start()
     try:
@@ -216,7 +228,7 @@ async def test_without_an_alternative_a_report_waits_for_the_probe_if_limits_all
         assert waiting.delay == pytest.approx(probe.delay + 1.5)
         assert "its one probe is in flight: retrying in" in waiting.reason
         too_long = await decide(handler, failure("q", "lonely", attempt=2))
-        assert too_long.action is Action.ESCALATE  # twice 1.6 s is over the 2 s retry time
+        assert too_long.action is Action.FAIL  # twice 1.6 s is over the 2 s retry time
         assert "the circuit breaker of lonely is half-open" in too_long.reason
     finally:
         await harness.close()
@@ -254,7 +266,7 @@ async def test_an_operator_resets_and_forces_open(harness: Harness) -> None:
     await harness.actions.force_open_breaker("lonely", duration=None, by="maintenance")
     harness.clock.advance(86_400)
     forced = await decide(harness.handler, failure("b", "lonely"))
-    assert forced.action is Action.ESCALATE
+    assert forced.action is Action.FAIL  # no wait ends before the reset: go on without it
     assert "an operator forced it open, until it is reset" in forced.reason
 
     await harness.actions.force_open_breaker("backup", duration=60.0)
@@ -311,3 +323,92 @@ async def test_a_tool_that_recovered_closes_on_successes_without_failing_again(
     closed = harness.state.breakers.view("search")
     assert closed is not None
     assert closed.phase is BreakerPhase.CLOSED
+
+
+GROWING = BreakerPolicy(failure_threshold=3, cooldown=30.0, first_cooldown=1.0)
+"""The defaults' growth: 1 s, then 1.5 times each opening in a row, at most 30 s."""
+
+
+async def test_the_break_grows_with_each_opening_in_a_row_up_to_the_ceiling(
+    tmp_path: Path,
+) -> None:
+    harness = Harness(tmp_path, ManifestSnapshot([ToolManifest(name="dead", breaker=GROWING)]))
+    handler = await harness.start()
+    try:
+        await trip(handler, "dead")
+        breaks = []
+        for n in range(12):  # each break over, the probe fails: it reopens for longer
+            breaker = harness.state.breakers.view("dead")
+            assert breaker is not None
+            breaks.append(breaker.break_length)
+            harness.clock.advance(breaker.break_length or 0.0)
+            probe = await decide(handler, failure(f"p{n}", "dead"))
+            assert probe.probe
+            await decide(handler, failure(f"p{n}", "dead", attempt=2))
+        assert breaks[:5] == pytest.approx([1.0, 1.5, 2.25, 3.375, 5.0625])
+        assert breaks[-1] == 30.0  # the ceiling: the seed's fixed break
+        last = harness.state.breakers.view("dead")
+        assert last is not None
+        assert last.streak == 13
+    finally:
+        await harness.close()
+
+
+async def test_a_breaker_closed_for_a_ceiling_breaks_shortly_again(tmp_path: Path) -> None:
+    harness = Harness(tmp_path, ManifestSnapshot([ToolManifest(name="dead", breaker=GROWING)]))
+    handler = await harness.start()
+    try:
+        await trip(handler, "dead")
+        harness.clock.advance(1.0)
+        assert (await decide(handler, failure("p", "dead"))).probe
+        await handler.report_outcome(success("p", tool="dead"))
+        await handler.report_outcome(success("q", tool="dead", attempt=1))  # closed
+        closed = harness.state.breakers.view("dead")
+        assert closed is not None
+        assert closed.phase is BreakerPhase.CLOSED
+        harness.clock.advance(5.0)
+        again = [await decide(handler, failure(f"a{n}", "dead")) for n in range(3)]
+        assert again[-1].breaker is not None
+        assert again[-1].breaker.break_length == 1.5  # within a ceiling of closing: longer
+        await harness.actions.reset_breaker("dead", by="test")  # a reset starts over
+        after_reset = [await decide(handler, failure(f"r{n}", "dead")) for n in range(3)]
+        assert after_reset[-1].breaker is not None
+        assert after_reset[-1].breaker.break_length == 1.0
+        harness.clock.advance(1.0)
+        assert (await decide(handler, failure("p2", "dead"))).probe
+        await handler.report_outcome(success("p2", tool="dead"))
+        await handler.report_outcome(success("q2", tool="dead", attempt=1))
+        harness.clock.advance(30.0)  # closed a whole ceiling: the first break again
+        later = [await decide(handler, failure(f"l{n}", "dead", turn="u")) for n in range(3)]
+        assert later[-1].breaker is not None
+        assert later[-1].breaker.break_length == 1.0
+    finally:
+        await harness.close()
+
+
+async def test_a_probe_of_a_tool_without_a_manifest_is_bounded_by_its_declared_timeout(
+    harness: Harness,
+) -> None:
+    """Without a manifest the executor's declared timeout (2 s), not the default 30 s,
+    bounds the probe: the others wait for it that long, not half a minute."""
+    declared = partial(failure, tool="bare", declared_timeout=2.0)
+    for n in range(5):
+        await decide(harness.handler, declared(f"d{n}"))
+    harness.clock.advance(1.0)
+    probe = await decide(harness.handler, declared("p"))
+    assert probe.probe
+    assert probe.breaker is not None
+    assert probe.breaker.probe is not None
+    assert probe.breaker.probe.until == harness.clock.now() + timedelta(seconds=probe.delay + 2.0)
+    waiting = await decide(harness.handler, declared("q"))
+    assert waiting.action is Action.RETRY
+    assert waiting.delay == pytest.approx(probe.delay + 2.0)
+
+
+async def test_rate_limits_and_refused_attempts_never_count(harness: Harness) -> None:
+    limited = ToolFailure(http_status=429, message="429 Too Many Requests", retry_after=0.5)
+    for n in range(6):
+        decision = await decide(harness.handler, failure(f"r{n}", error=limited))
+        assert decision.breaker is not None
+        assert decision.breaker.failures == 0
+    assert await breaker_changes(harness) == []

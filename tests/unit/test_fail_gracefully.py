@@ -75,8 +75,6 @@ NOT_IDEMPOTENT = ToolManifest(name="hotel_search", idempotent=False)
     [
         context(PERMANENT, ErrorCode.AUTH),  # credentials, permissions: an administrator
         context(PERMANENT, ErrorCode.RATE_LIMITED),  # an exhausted quota: someone pays
-        context(TRANSIENT, ErrorCode.TIMEOUT, attempt=5),  # out of attempts: try later
-        context(TRANSIENT, ErrorCode.NOT_FOUND, attempt=5),  # not there yet, says a manifest
         context(TRANSIENT, ErrorCode.UNAVAILABLE, manifest=NOT_IDEMPOTENT),  # did it happen?
         context(PERMANENT, ErrorCode.INVALID_INPUT, corrections=2),  # what only the user knows
         context(PERMANENT, ErrorCode.INVALID_INPUT, told=2),  # the same, under fresh ids
@@ -85,6 +83,24 @@ NOT_IDEMPOTENT = ToolManifest(name="hotel_search", idempotent=False)
 )
 def test_a_failure_a_person_can_act_on_escalates(ctx: DecisionContext) -> None:
     assert verdict_on(ctx).action is Action.ESCALATE
+
+
+@pytest.mark.parametrize(
+    "ctx",
+    [
+        context(TRANSIENT, ErrorCode.TIMEOUT, attempt=5),  # out of attempts: try later
+        context(TRANSIENT, ErrorCode.NOT_FOUND, attempt=5),  # not there yet, says a manifest
+        context(TRANSIENT, ErrorCode.RATE_LIMITED, attempt=5),  # busy: later
+    ],
+    ids=lambda ctx: f"{ctx.classification.code.value}-{ctx.report.attempt}",
+)
+def test_a_transient_failure_out_of_retries_fails_for_now(ctx: DecisionContext) -> None:
+    """No one can act on an outage: the model goes on without the tool, or tries later."""
+    verdict = verdict_on(ctx)
+    assert verdict.action is Action.FAIL
+    messages = compose(ctx, verdict)
+    assert "is unavailable for now, which no one can act on" in messages.reason
+    assert "call hotel_search again later, not right away" in messages.llm
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""Episodic memory's statistics: per tool and error signature, each recovery's episodes
-opened, succeeded and failed, decayed with time, restored after a restart, and read back
-when memory dropped them for room."""
+"""Episodic memory's statistics: per tool and error signature, each recovery's bursts of
+episodes opened, succeeded and failed (the episodes of one burst count once), decayed
+with time, restored after a restart, and read back when memory dropped them for room."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from errord.decide.manifest import BreakerPolicy, ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.memory import HALF_LIFE, MemoryKey, recall
+from errord.decide.memory import BURST_GAP, HALF_LIFE, MemoryKey, recall
 from errord.decide.model import (
     ErrorCode,
     FailureReport,
@@ -57,20 +57,40 @@ async def test_retries_that_never_fix_an_error_are_remembered(harness: Harness) 
     for call in ("1", "2", "3"):
         await harness.handler.report_failure(failure(call, attempt=1))
         await harness.handler.report_failure(failure(call, attempt=2))  # the retry failed
+        harness.clock.advance(BURST_GAP)
     evidence = recall(harness.state.memory.view(KEY), harness.clock.now())
     retry = evidence["RETRY"]
-    assert (retry.succeeded, retry.failed) == (0.0, 3.0)
-    assert retry.unknown == 3.0  # each second failure's own retry has not been told yet
+    assert retry.succeeded == 0.0
+    assert retry.failed == pytest.approx(3.0, abs=0.1)  # three bursts, decayed a little
+    assert retry.unknown == 0.0  # each burst was told
     assert retry.success_rate == 0.0
+
+
+async def test_the_episodes_of_one_burst_count_once(harness: Harness) -> None:
+    """Twenty calls caught in one outage are one piece of evidence, not twenty."""
+    for number in range(20):
+        call = str(100 + number)
+        await harness.handler.report_failure(failure(call, attempt=1))
+        await harness.handler.report_failure(failure(call, attempt=2))
+        harness.clock.advance(1.0)
+    retry = recall(harness.state.memory.view(KEY), harness.clock.now())["RETRY"]
+    assert retry.failed == pytest.approx(1.0, abs=0.01)
+    harness.clock.advance(BURST_GAP)  # a quiet minute: the next failure is another burst
+    await harness.handler.report_failure(failure("7", attempt=1))
+    await harness.handler.report_failure(failure("7", attempt=2))
+    retry = recall(harness.state.memory.view(KEY), harness.clock.now())["RETRY"]
+    assert retry.failed == pytest.approx(2.0, abs=0.05)
+    assert retry.failed_at == harness.clock.now()
 
 
 async def test_an_alternative_that_recovers_is_remembered_by_name(harness: Harness) -> None:
     for call in ("1", "2"):
         await harness.handler.report_failure(failure(call, code=ErrorCode.NOT_FOUND))
         await harness.handler.report_outcome(success(call, attempt=1, tool="backup"))
+        harness.clock.advance(BURST_GAP)
     key = MemoryKey("search", signature(ErrorCode.NOT_FOUND, MESSAGE).key)
     evidence = recall(harness.state.memory.view(key), harness.clock.now())
-    assert evidence["USE_ALTERNATIVE:backup"].succeeded == 2.0
+    assert round(evidence["USE_ALTERNATIVE:backup"].succeeded) == 2
     assert evidence["USE_ALTERNATIVE:backup"].success_rate == 1.0
 
 

@@ -1,7 +1,8 @@
 """Episodic memory changes decisions: an error that retries never
 fix is not retried, the alternative that recovers it is preferred, and when the evidence
 fades (injected clock) retries are tried again. The reason states the evidence, and the
-decision records what it read."""
+decision records what it read. Each call here fails in a burst of its own (the clock
+moves BURST_GAP between them): the episodes of one burst count once."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from errord.config import Settings
 from errord.decide.manifest import BreakerPolicy, ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.memory import HALF_LIFE
+from errord.decide.memory import BURST_GAP, HALF_LIFE
 from errord.decide.model import (
     Action,
     ErrorClass,
@@ -45,11 +46,13 @@ def manifests() -> ManifestSnapshot:
     return MANIFESTS
 
 
-def failure(call: str, attempt: int = 1, tool: str = "search", turn: str = "t") -> FailureReport:
+def failure(call: str, attempt: int = 1, tool: str = "search", turn: str = "") -> FailureReport:
+    """A timeout of ``call``, in a turn of its own unless ``turn`` says (the clock moves
+    a minute between calls: a turn would pass its deadline)."""
     request = sum(map(ord, call)) * 7 + attempt  # differs per call: one signature still
     message = f"upstream timeout after {attempt}0s on req {request}"
     return FailureReport(
-        turn_id=turn,
+        turn_id=turn or f"turn-{call}",
         call_id=call,
         tool=tool,
         attempt=attempt,
@@ -57,9 +60,9 @@ def failure(call: str, attempt: int = 1, tool: str = "search", turn: str = "t") 
     )
 
 
-def outcome(call: str, attempt: int, tool: str, success: bool, turn: str = "t") -> OutcomeReport:
+def outcome(call: str, attempt: int, tool: str, success: bool, turn: str = "") -> OutcomeReport:
     return OutcomeReport(
-        turn_id=turn,
+        turn_id=turn or f"turn-{call}",
         call_id=call,
         tool=tool,
         attempt=attempt,
@@ -73,6 +76,7 @@ async def hopeless_retries(harness: Harness, count: int, prefix: str = "h") -> N
         call = f"{prefix}{number}"
         await harness.handler.report_failure(failure(call, attempt=1))
         await harness.handler.report_outcome(outcome(call, 2, "search", success=False))
+        harness.clock.advance(BURST_GAP)
 
 
 async def test_an_error_retries_never_fix_goes_straight_to_the_alternative(
@@ -80,18 +84,27 @@ async def test_an_error_retries_never_fix_goes_straight_to_the_alternative(
 ) -> None:
     await hopeless_retries(harness, 4)
     still, _ = await harness.handler.report_failure(failure("x"))
-    assert still.action is Action.RETRY  # 4 episodes: not enough evidence yet
+    assert still.action is Action.RETRY  # 4 bursts: not enough evidence yet
+    assert still.reason.endswith(
+        "Retries fixed 0 of 4 bursts of this error of search recently (the failures of one "
+        "outage or spell count once)."
+    )
     await harness.handler.report_outcome(outcome("x", 2, "search", success=False))
+    last_failed = harness.clock.now().isoformat(timespec="seconds")
+    harness.clock.advance(BURST_GAP)
     decision, _ = await harness.handler.report_failure(failure("y"))
     assert (decision.action, decision.alternative_tool) == (Action.USE_ALTERNATIVE, "mirror")
     assert decision.refusal is not None
     assert decision.refusal.kind is RefusalKind.RETRIES_NEVER_FIX
-    assert decision.reason.startswith(
-        "No retry: retries fixed 0 of 5 similar failures of search recently; using the "
-        "alternative tool mirror."
+    assert decision.reason == (
+        "No retry: retries fixed 0 of 5 bursts of this error of search recently (the "
+        f"failures of one outage or spell count once); the last failed at {last_failed}, and "
+        "search has not succeeded nor had its breaker reset since; using the alternative "
+        "tool mirror."
     )
     [recalled] = decision.recalled
-    assert (recalled.recovery, recalled.succeeded, recalled.failed) == ("RETRY", 0.0, 5.0)
+    assert (recalled.recovery, recalled.succeeded) == ("RETRY", 0.0)
+    assert round(recalled.failed) == 5
 
 
 async def test_the_alternative_that_recovers_this_error_is_preferred(harness: Harness) -> None:
@@ -105,6 +118,7 @@ async def test_the_alternative_that_recovers_this_error_is_preferred(harness: Ha
         if tool == "mirror":
             await harness.handler.report_failure(failure(call, tool="mirror"))
             await harness.handler.report_outcome(outcome(call, 1, "backup", success=True))
+        harness.clock.advance(BURST_GAP)
     decision, _ = await harness.handler.report_failure(failure("z"))
     assert decision.alternative_tool == "backup"
     assert "using the alternative tool backup, which recovered" in decision.reason
@@ -117,7 +131,7 @@ async def test_retries_are_tried_again_once_the_evidence_fades(harness: Harness)
     await hopeless_retries(harness, 6)
     refused, _ = await harness.handler.report_failure(failure("r1"))
     assert refused.action is Action.USE_ALTERNATIVE
-    harness.clock.advance(HALF_LIFE)  # 6 told episodes count as 3: below the 5 needed
+    harness.clock.advance(HALF_LIFE)  # 6 told bursts count as 3: below the 5 needed
     retried, _ = await harness.handler.report_failure(failure("r2", turn="later"))
     assert retried.action is Action.RETRY
     await harness.handler.report_outcome(outcome("r2", 2, "search", True, turn="later"))
@@ -141,7 +155,7 @@ async def test_an_error_retries_never_fix_is_suggested_for_a_manifest_override(
     board = ToolHealthBoard(harness.state, lambda: MANIFESTS)
     [candidate] = board.health("search", harness.clock.now()).override_candidates
     assert candidate.fingerprint == "upstream timeout after <n> on req <n>"
-    assert (candidate.retried, candidate.recovered) == (5.0, 0.0)
+    assert (round(candidate.retried), candidate.recovered) == (5, 0.0)
     assert not board.health("mirror", harness.clock.now()).override_candidates
     [wired] = tool_health_to_proto(board.health("search", harness.clock.now())).override_candidates
     assert (wired.signature, wired.suggested_rule) == (
@@ -165,6 +179,7 @@ async def retries_recovering(harness: Harness, count: int, recovered: int, prefi
         call = f"{prefix}{number}"
         await harness.handler.report_failure(failure(call, attempt=1))
         await harness.handler.report_outcome(outcome(call, 2, "search", number < recovered))
+        harness.clock.advance(BURST_GAP)
 
 
 async def test_the_backoff_is_halved_for_an_error_retries_recover(harness: Harness) -> None:
@@ -176,7 +191,7 @@ async def test_the_backoff_is_halved_for_an_error_retries_recover(harness: Harne
     assert paced.action is Action.RETRY
     assert paced.delay == pytest.approx(0.1)
     assert paced.reason.endswith(
-        "Retries fixed 6 of 6 similar failures of search recently, so the backoff is halved."
+        "Retries fixed 6 of 6 bursts of this error of search recently, so the backoff is halved."
     )
     first, _ = await harness.handler.report_failure(failure("first", attempt=1))
     assert first.delay == pytest.approx(0.1)  # never below the policy's initial delay
@@ -190,9 +205,9 @@ async def test_the_backoff_is_doubled_for_an_error_retries_rarely_recover(
     paced, _ = await harness.handler.report_failure(failure("after", attempt=2))
     assert paced.action is Action.RETRY
     assert paced.delay == pytest.approx(0.4)
-    assert (
-        "Retries fixed 3 of 10 similar failures of search recently, so the backoff is "
-        "doubled." in paced.reason
+    assert paced.reason.endswith(
+        "Retries fixed 3 of 9 bursts of this error of search recently, so the backoff is "
+        "doubled."  # ten bursts, a minute apart, decayed to 9.4
     )
     capped, _ = await harness.handler.report_failure(failure("capped", attempt=4))
     assert capped.delay == pytest.approx(0.8)  # 0.8 doubled: never beyond max_delay
@@ -212,3 +227,33 @@ async def test_a_retry_after_the_tool_asked_for_is_never_paced(harness: Harness)
     decision, _ = await harness.handler.report_failure(asked)
     assert decision.delay == pytest.approx(0.5)
     assert "backoff" not in decision.reason
+
+
+async def test_a_success_of_the_tool_after_the_failures_lifts_the_verdict(
+    harness: Harness,
+) -> None:
+    """Memory never stops retries of an error while the tool succeeds for other calls: a
+    success after the last failed retry lifts the verdict, until a retry fails again."""
+    await hopeless_retries(harness, 5)
+    refused, _ = await harness.handler.report_failure(failure("before"))
+    assert refused.refusal is not None
+    assert refused.refusal.kind is RefusalKind.RETRIES_NEVER_FIX
+    await harness.handler.report_outcome(outcome("other", 1, "search", success=True))
+    retried, _ = await harness.handler.report_failure(failure("after"))
+    assert retried.action is Action.RETRY
+    assert "but search succeeded at " in retried.reason
+    assert retried.reason.endswith(
+        "after the last of them: that evidence stops no retry; the backoff is doubled."
+    )
+    await harness.handler.report_outcome(outcome("after", 2, "search", success=False))
+    again, _ = await harness.handler.report_failure(failure("again"))
+    assert again.refusal is not None
+    assert again.refusal.kind is RefusalKind.RETRIES_NEVER_FIX  # it failed again since
+
+
+async def test_an_operators_reset_lifts_the_verdict(harness: Harness) -> None:
+    await hopeless_retries(harness, 5)
+    await harness.actions.reset_breaker("search", by="alice: the backend was redeployed")
+    retried, _ = await harness.handler.report_failure(failure("after"))
+    assert retried.action is Action.RETRY
+    assert "but an operator reset the breaker of search at " in retried.reason

@@ -33,6 +33,14 @@ from tests.fakes import FixedJitter
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TIMEOUT = ToolFailure(code=ErrorCode.TIMEOUT, message="Connection timeout after 30s")
 FLIGHT_SEARCH = ToolManifest(name="flight_search")
+SEED = ToolManifest(
+    name="flight_search", retry_policy=RetryPolicy(max_total_time=2.0, max_retry_after=0.8)
+)
+"""The seed's limits: 2 s of retry time, a Retry-After of 800 ms at most."""
+FOR_NOW = (
+    "flight_search is unavailable for now, which no one can act on: the call fails, and the "
+    "turn goes on without it (it may call flight_search again later)."
+)
 
 
 def context(
@@ -109,20 +117,23 @@ def test_four_jittered_delays_sum_to_1563_ms_within_the_2_s_budget() -> None:
     assert spent == pytest.approx(1.563)
 
 
-def test_the_fifth_attempt_is_the_last() -> None:
+def test_the_fifth_attempt_is_the_last_and_the_call_fails_for_now() -> None:
+    """A transient failure out of retries is no one's to act on: FAIL, not ESCALATE."""
     action, _, reason = decide(attempt=5)
-    assert action is Action.ESCALATE
-    assert "attempt 5 reached the limit of 5 attempts" in reason
+    assert action is Action.FAIL
+    assert reason == f"No retry: attempt 5 reached the limit of 5 attempts; {FOR_NOW}"
 
 
-def test_a_retry_that_would_exceed_2_s_of_retry_time_is_refused() -> None:
-    assert decide(attempt=2, spent=1.8)[0] is Action.RETRY  # 1.8 + 0.2 = 2.0: within
-    action, _, reason = decide(attempt=2, spent=1.81)
-    assert action is Action.ESCALATE
+def test_a_retry_that_would_exceed_the_retry_time_is_refused() -> None:
+    assert decide(attempt=2, spent=1.8, manifest=SEED)[0] is Action.RETRY  # 1.8 + 0.2 = 2.0
+    action, _, reason = decide(attempt=2, spent=1.81, manifest=SEED)
+    assert action is Action.FAIL
     assert (
         "1810 ms of retry delay already granted plus a 200 ms delay would exceed the 2000 ms "
         "retry time limit"
     ) in reason
+    assert decide(attempt=2, spent=29.8)[0] is Action.RETRY  # the default: 30 s in all
+    assert decide(attempt=2, spent=29.81)[0] is Action.FAIL
 
 
 def test_retry_after_replaces_the_computed_delay_without_jitter() -> None:
@@ -130,12 +141,18 @@ def test_retry_after_replaces_the_computed_delay_without_jitter() -> None:
     assert decide(jitter=1.0, failure=failure)[:2] == (Action.RETRY, 0.3)
 
 
-def test_a_retry_is_never_sooner_than_the_tool_asked_so_a_long_wait_is_no_retry() -> None:
+def test_a_retry_after_that_fits_the_retry_time_is_honoured_by_default() -> None:
     failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=30.0)
-    action, _, reason = decide(failure=failure)
-    assert action is Action.ESCALATE
+    assert decide(failure=failure)[:2] == (Action.RETRY, 30.0)
+    assert decide(failure=failure, spent=0.1)[0] is Action.FAIL  # 30.1 s: over the 30 s
+
+
+def test_a_retry_is_never_sooner_than_the_tool_asked_so_a_long_wait_is_no_retry() -> None:
+    failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=1.0)
+    action, _, reason = decide(failure=failure, manifest=SEED)
+    assert action is Action.FAIL
     assert (
-        "No retry: flight_search asked to wait 30000 ms before a retry, longer than the 800 ms "
+        "No retry: flight_search asked to wait 1000 ms before a retry, longer than the 800 ms "
         "its retry policy allows (max_retry_after_ms)"
     ) in reason
 
@@ -153,12 +170,12 @@ def test_a_manifest_can_allow_a_long_retry_after() -> None:
 
 
 def test_a_long_retry_after_must_also_fit_the_total_retry_time() -> None:
-    patient = RetryPolicy(max_retry_after=60.0)
+    patient = RetryPolicy(max_retry_after=60.0, max_total_time=20.0)
     manifest = ToolManifest(name="flight_search", retry_policy=patient)
     failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=30.0)
     action, _, reason = decide(failure=failure, manifest=manifest)
-    assert action is Action.ESCALATE
-    assert "plus a 30000 ms delay would exceed the 2000 ms retry time limit" in reason
+    assert action is Action.FAIL
+    assert "plus a 30000 ms delay would exceed the 20000 ms retry time limit" in reason
 
 
 def test_retry_at_a_timestamp_is_honoured() -> None:
@@ -168,7 +185,7 @@ def test_retry_at_a_timestamp_is_honoured() -> None:
 
 def test_retry_after_counts_against_the_total_retry_time() -> None:
     failure = replace(TIMEOUT, retry_after=0.8)
-    assert decide(failure=failure, attempt=2, spent=1.3)[0] is Action.ESCALATE
+    assert decide(failure=failure, attempt=2, spent=1.3, manifest=SEED)[0] is Action.FAIL
 
 
 def test_invalid_airport_code_is_permanent_and_goes_back_to_the_model() -> None:
@@ -201,7 +218,7 @@ def test_per_tool_overrides_change_delays_and_attempts() -> None:
     assert decide(attempt=1, manifest=manifest)[:2] == (Action.RETRY, 0.05)
     assert decide(jitter=0.0, attempt=1, manifest=manifest)[:2] == (Action.RETRY, 0.043)
     assert decide(attempt=2, manifest=manifest)[:2] == (Action.RETRY, 0.15)
-    assert decide(attempt=3, manifest=manifest)[0] is Action.ESCALATE
+    assert decide(attempt=3, manifest=manifest)[0] is Action.FAIL
 
 
 def test_no_retry_uses_the_first_alternative_when_there_is_one() -> None:
@@ -228,9 +245,9 @@ def test_gates_compose_so_new_concerns_plug_in_without_rewriting() -> None:
     policy = RecoveryPolicy(base.backoff, base.gate | OneAttempt(), base.fallbacks)
     ctx = context()
     verdict = policy.decide(ctx)
-    assert (verdict.action, verdict.refusal) == (Action.ESCALATE, refusal)
+    assert (verdict.action, verdict.refusal) == (Action.FAIL, refusal)
     assert reason_of(ctx, verdict) == (
-        "No retry: attempt 1 reached the limit of 1 attempts; no alternative tool, escalating."
+        f"No retry: attempt 1 reached the limit of 1 attempts; {FOR_NOW}"
     )
 
 
@@ -265,19 +282,19 @@ def test_alternatives_that_already_failed_on_the_call_are_skipped() -> None:
     assert (verdict.action, verdict.alternative_tool) == (Action.USE_ALTERNATIVE, "flight_c")
 
 
-def test_when_every_alternative_failed_the_call_escalates_and_says_why() -> None:
+def test_when_every_alternative_failed_the_call_fails_for_now_and_says_why() -> None:
     manifest = ToolManifest(name="flight_search", alternatives=("flight_b",))
     ctx = context(attempt=5, manifest=manifest, failed=frozenset({"flight_b"}))
     verdict = default_policy(FixedJitter()).decide(ctx)
-    assert verdict.action is Action.ESCALATE
+    assert verdict.action is Action.FAIL
     assert reason_of(ctx, verdict).endswith(
-        "no alternative is usable (flight_b failed on this call), escalating."
+        f"no alternative is usable (flight_b failed on this call); {FOR_NOW}"
     )
 
 
 def test_an_attempt_number_in_the_thousands_is_out_of_attempts_not_an_overflow() -> None:
     action, _, reason = decide(attempt=10_000)
-    assert action is Action.ESCALATE
+    assert action is Action.FAIL
     assert "attempt 10000 reached the limit of 5 attempts" in reason
     many = ToolManifest(name="flight_search", retry_policy=RetryPolicy(max_attempts=10_000))
     assert decide(attempt=5_000, manifest=many)[:2] == (Action.RETRY, 0.8)

@@ -56,7 +56,7 @@ def test_a_wordless_engine_decides_every_fleet_failure_as_the_worded_one_without
     actions = set()
     errors = itertools.islice(itertools.cycle(FLEET_ERRORS.items()), 40)
     for call, (tool, error) in enumerate(errors):
-        for attempt in range(1, 5):
+        for attempt in range(1, 6):
             report = FailureReport(
                 turn_id=f"t{call // 5}",
                 call_id=f"c{call}",

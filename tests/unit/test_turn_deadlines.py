@@ -85,7 +85,7 @@ async def test_begin_turn_sets_the_deadline_and_its_own_retry_budget(harness: Ha
     harness.clock.advance(600.0)  # past the default 300 s, within the turn's own hour
     first, _ = await harness.handler.report_failure(failure("a"))
     second, _ = await harness.handler.report_failure(failure("b"))
-    assert (first.action, second.action) == (Action.RETRY, Action.ESCALATE)
+    assert (first.action, second.action) == (Action.RETRY, Action.FAIL)
     assert "retry budget is spent: its calls were granted 1 of the 1 retries" in second.reason
 
 

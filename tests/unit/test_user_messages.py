@@ -49,7 +49,7 @@ def test_a_user_message_holds_no_internals(code: ErrorCode, attempt: int, tool: 
 @pytest.mark.parametrize(
     ("code", "words"),
     [
-        (ErrorCode.CONNECTION, "Couldn't connect to"),
+        (ErrorCode.CONNECTION, "Couldn't reach"),
         (ErrorCode.TIMEOUT, "didn't respond in time"),
         (ErrorCode.RATE_LIMITED, "too many requests"),
         (ErrorCode.AUTH, "isn't authorized"),

@@ -109,6 +109,7 @@ RETRY_ANSWERED = {
         "opens": 2,
         "probeInFlight": True,
         "probeUntil": "2026-01-01T12:00:31.250005Z",
+        "breakLength": "59s",
     },
     "probe": True,
     "recalled": [

@@ -57,18 +57,19 @@ async def test_a_transient_failure_is_retried_by_the_local_policy_and_says_so() 
     assert result.decision_ids == ()
 
 
-async def test_the_local_policy_gives_up_after_five_attempts_and_escalates() -> None:
+async def test_the_local_policy_gives_up_after_five_attempts_for_now() -> None:
     down = mock_tool("down", TimeoutError("still slow"))
     [result] = await run([down], [call("c1", "down")])
-    assert result.status is ResultStatus.ESCALATED
+    assert result.status is ResultStatus.TIMED_OUT  # failed for now, its last attempt timed out
     assert result.attempts == 5
     assert result.decided_by is DecidedBy.LOCAL
     assert result.error is not None
     assert result.error.retryable
     assert result.error.user_message == (
-        "Down isn't working right now, so I couldn't finish this step. Please try again later."
+        "Couldn't reach down right now; continuing with the rest of the request."
     )
     assert "failed 5 times with a temporary error (TIMEOUT)" in result.content()
+    assert "unavailable for now" in result.content()
 
 
 async def test_a_permanent_failure_is_escalated_at_once() -> None:
@@ -125,7 +126,7 @@ async def test_a_sync_tool_runs_in_a_worker_thread_and_is_abandoned_past_its_tim
     finally:
         release.set()
         await executor.aclose(patience=0.1)
-    assert result.status is ResultStatus.ESCALATED
+    assert result.status is ResultStatus.TIMED_OUT
     assert result.error is not None
     assert result.error.code == "TIMEOUT"
     assert threads
@@ -213,7 +214,7 @@ async def test_a_hanging_mock_fails_within_its_timeout_not_after_its_hang() -> N
     [result] = await run(
         [hang], [call("c1", "hang")], default_timeout=0.05, local_policy=LocalPolicy(max_attempts=1)
     )
-    assert result.status is ResultStatus.ESCALATED
+    assert result.status is ResultStatus.TIMED_OUT
     assert time.monotonic() - started < 30  # the hang was cut short, not waited out
 
 
@@ -224,7 +225,10 @@ def test_the_local_policy_follows_the_seed_delays_and_honours_retry_after() -> N
     assert delays == [0.1, 0.2, 0.4, 0.8]
     limited = ToolFailure("429", http_status=429, retry_after=1.5)
     assert policy.decide("t", limited, 1, 0.0).delay == 1.5
-    assert policy.decide("t", limited, 1, 1.0).action.value == "ESCALATE"  # past 2 s of delays
+    assert policy.decide("t", limited, 1, 28.0).delay == 1.5
+    past = policy.decide("t", limited, 1, 29.0)  # past 30 s of delays
+    assert past.action.value == "FAIL"
+    assert "unavailable for now" in past.llm_message
 
 
 def test_the_plan_ignores_dependencies_outside_the_batch() -> None:

@@ -308,14 +308,16 @@ class ErrordClient:
         arguments: Mapping[str, Any] | None = None,
         timeout: float | None = None,
     ) -> pb.AdmitCallResponse:
-        """Ask whether the tool's circuit breaker lets this attempt run, before it runs.
+        """Ask whether the tool's circuit breaker and rate-limit window let this attempt
+        run, before it runs.
 
         ``admitted``: run it and report how it ended (at once when it is the
         half-open breaker's one ``probe``). Refused: do not run the tool and follow
         ``decision``, errord's recorded decision for the attempt (code
-        CIRCUIT_OPEN). ``arguments`` (the tool input) is recorded with a refusal;
-        ``timeout`` is the RPC deadline in seconds. Asking again for the same
-        attempt gives the same answer.
+        CIRCUIT_OPEN, or RATE_LIMITED while a rate-limit window holds the tool).
+        ``arguments`` (the tool input) is recorded with a refusal; ``timeout`` is the
+        RPC deadline in seconds. Asking again for the same attempt gives the same
+        answer.
         """
         request = _admission_request(turn_id, call_id, tool, attempt, arguments)
         return self._stub.AdmitCall(request, timeout=timeout, metadata=self._metadata)

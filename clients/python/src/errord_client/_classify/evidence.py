@@ -24,6 +24,7 @@ MAX_VALUES values and MAX_DEPTH levels: a failure's evidence costs microseconds.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -77,7 +78,9 @@ def argument_values(arguments: Mapping[str, JSONValue]) -> list[tuple[str, str]]
 def _walk(value: JSONValue, path: str, depth: int, found: list[tuple[str, str]]) -> None:
     if len(found) >= MAX_VALUES or depth > MAX_DEPTH:
         return
-    if isinstance(value, Mapping):
+    if type(value) is str:  # the common case first: isinstance of an ABC costs more
+        found.append((path, value))
+    elif isinstance(value, Mapping):
         for key, each in value.items():
             _walk(each, f"{path}.{key}" if path else str(key), depth + 1, found)
     elif isinstance(value, list):
@@ -121,6 +124,47 @@ def framed_parameter(message: str) -> str:
     return next(group for group in framed.groups() if group) if framed else ""
 
 
+class _Text(NamedTuple):
+    """What evidence reads from one error text, whatever the call."""
+
+    text: str
+    candidates: tuple[str, ...]
+    """The strings it quotes, then itself whole (KeyError(10); aiohttp's error for a URL)."""
+    framed: str
+    """The name it calls a parameter, quoted."""
+    words: tuple[str, ...]
+    """Its words, lowercase, each once, in order."""
+    inner_words: tuple[str, ...]
+    """Quoted words long enough to be found inside a value, then one ending it after a
+    colon."""
+    last_after_colon: str
+    """The word ending it after a colon, as written."""
+    url_segments: tuple[tuple[str, ...], ...]
+    """The parts of each URL it quotes."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _read(text: str) -> _Text:
+    """``text`` read once: one mistake repeats its message, for calls of other values."""
+    tokens = quoted(text)
+    after = AFTER_COLON.search(text)
+    last = after[1].rstrip(".,;)") if after else ""
+    return _Text(
+        text=text,
+        candidates=(*tokens, text.strip()),
+        framed=framed_parameter(text),
+        words=tuple(dict.fromkeys(word.lower() for word in WORD.findall(text))),
+        inner_words=(
+            *(token for token in tokens if len(token) >= MIN_WORD),
+            *([last] if last else []),
+        ),
+        last_after_colon=last,
+        url_segments=tuple(
+            tuple(re.split(r"[/?&=#]", url.split("://", 1)[-1])) for url in URL.findall(text)
+        ),
+    )
+
+
 def argument_evidence(
     failure: ToolFailure,
     arguments: Mapping[str, JSONValue],
@@ -135,7 +179,9 @@ def argument_evidence(
     call's values (INVALID_INPUT), so a parameter named as a bare word counts;
     ``parsing``: ``json`` or ``regex`` for a parsing error of that kind."""
     names = {*parameters, *arguments}
-    texts = [failure.message, failure.api_message] if failure.api_message else [failure.message]
+    texts = [_read(failure.message)]
+    if failure.api_message:
+        texts.append(_read(failure.api_message))
     framed = _framed(texts) if about_values else None
     if not names:
         return framed
@@ -152,12 +198,11 @@ def argument_evidence(
     )
 
 
-def _framed(texts: list[str]) -> Evidence | None:
+def _framed(texts: list[_Text]) -> Evidence | None:
     """A name the error itself calls a parameter: the call may not have it (missing)."""
     for text in texts:
-        name = framed_parameter(text)
-        if name:
-            return Evidence(name, "named")
+        if text.framed:
+            return Evidence(text.framed, "named")
     return None
 
 
@@ -167,10 +212,9 @@ def _api_parameter(parameter: str, names: set[str]) -> Evidence | None:
     return Evidence(parameter, "api_parameter") if parameter and head in names else None
 
 
-def _quoted(texts: list[str], names: set[str], values: list[tuple[str, str]]) -> Evidence | None:
+def _quoted(texts: list[_Text], names: set[str], values: list[tuple[str, str]]) -> Evidence | None:
     for text in texts:
-        # The whole message may be the value: KeyError(10), aiohttp's error for a URL.
-        candidates = [*quoted(text), text.strip()]
+        candidates = text.candidates
         for token in candidates:
             if token in names:
                 return Evidence(token, "named")
@@ -181,64 +225,65 @@ def _quoted(texts: list[str], names: set[str], values: list[tuple[str, str]]) ->
     return None
 
 
-def _named_as_word(texts: list[str], names: set[str]) -> Evidence | None:
+def _named_as_word(texts: list[_Text], names: set[str]) -> Evidence | None:
     """A parameter named as a word, whatever its case ("Request URL is missing" for
     ``url``), in an error about the call's values."""
     by_case = {name.lower(): name for name in names if len(name) >= 2}
     for text in texts:
-        for word in WORD.findall(text):
-            if word.lower() in by_case:
-                return Evidence(by_case[word.lower()], "named")
+        for word in text.words:
+            if word in by_case:
+                return Evidence(by_case[word], "named")
     return None
 
 
 def _word_in_value(
-    texts: list[str], names: set[str], values: list[tuple[str, str]]
+    texts: list[_Text], names: set[str], values: list[tuple[str, str]]
 ) -> Evidence | None:
     """A word the error quotes, or ends with after a colon, inside a longer argument
     (``SELEC`` in a query); a dotted one may name a parameter by its last part
     (``customers.name``)."""
     for text in texts:
-        tokens = [token for token in quoted(text) if len(token) >= MIN_WORD]
-        after = AFTER_COLON.search(text)
-        if after:
-            token = after[1].rstrip(".,;)")
-            if "." in token and token.rsplit(".", 1)[1] in names:
-                return Evidence(token.rsplit(".", 1)[1], "named")
-            tokens.append(token)
-        for token in tokens:
-            pattern = re.compile(_bounded(token))
+        last = text.last_after_colon
+        if "." in last and last.rsplit(".", 1)[1] in names:
+            return Evidence(last.rsplit(".", 1)[1], "named")
+        for token in text.inner_words:
+            pattern = _as_word(token)
             for path, value in values:
                 if path and len(value) > len(token) and pattern.search(value):
                     return Evidence(path, "word_in_value")
     return None
 
 
-def _bounded(token: str) -> str:
+@functools.lru_cache(maxsize=1024)
+def _as_word(token: str) -> re.Pattern[str]:
     """``token`` as a regex that matches it as a whole word where its ends are word
-    characters (``ftp://`` inside ``ftp://host`` still matches)."""
-    start = r"(?<!\w)" if re.match(r"\w", token) else ""
-    end = r"(?!\w)" if re.search(r"\w$", token) else ""
-    return start + re.escape(token) + end
+    characters (``ftp://`` inside ``ftp://host`` still matches). Cached: one mistake
+    repeats its message and its values."""
+    start = r"(?<!\w)" if _is_word_character(token[:1]) else ""
+    end = r"(?!\w)" if _is_word_character(token[-1:]) else ""
+    return re.compile(start + re.escape(token) + end)
 
 
-def _value_in_text(texts: list[str], values: list[tuple[str, str]]) -> Evidence | None:
+def _is_word_character(character: str) -> bool:
+    return character.isalnum() or character == "_"
+
+
+def _value_in_text(texts: list[_Text], values: list[tuple[str, str]]) -> Evidence | None:
     """An argument's whole value, as a word of the error though not quoted ("No time zone
     found with key Mars/Olympus", "model: claude-nonexistent")."""
     for text in texts:
         for path, value in values:
             usable = path and len(value) >= MIN_WORD and not value.isdigit()
-            if usable and re.search(_bounded(value), text):
+            if usable and _as_word(value).search(text.text):
                 return Evidence(path, "value_in_text")
     return None
 
 
-def _url_segment(texts: list[str], values: list[tuple[str, str]]) -> Evidence | None:
+def _url_segment(texts: list[_Text], values: list[tuple[str, str]]) -> Evidence | None:
     """An argument's value as a part of a URL the error quotes: the one found last in the
     URL, its most specific part (``repos/octocat/Hello-Wrold``: the repository)."""
     for text in texts:
-        for url in URL.findall(text):
-            segments = re.split(r"[/?&=#]", url.split("://", 1)[-1])
+        for segments in text.url_segments:
             found = [
                 (segments.index(value), path)
                 for path, value in values

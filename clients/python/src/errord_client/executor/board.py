@@ -1,19 +1,22 @@
-"""The executor's picture of its tools: each one's timeout and circuit breaker, pushed by
-errord (WatchTools) and kept in memory, so that admitting a call costs no RPC while its
-breaker is closed.
+"""The executor's picture of its tools: each one's timeout, circuit breaker and rate-limit
+window, pushed by errord (WatchTools) and kept in memory, so that admitting a call costs
+no RPC while its breaker is closed and no window holds it.
 
 The watch runs in the background for the executor's life and starts again (after a
 short wait) whenever its stream ends: errord restarted, or was never there. Meanwhile the
 picture is the last one received; a tool errord never mentioned has a closed breaker and
-the executor's default timeout.
+the executor's default timeout. A rate limit one of the executor's own attempts met
+holds the tool at once (``limit``), before errord has heard of it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
@@ -34,15 +37,25 @@ class ToolView:
     timeout: float
     closed: bool
     """True while the breaker's recorded phase is CLOSED: attempts run without asking."""
+    limited_until: float = 0.0
+    """Wall-clock time (time.time()) until which a rate-limit window holds the tool."""
+    probe_free: bool = False
+    """True while the breaker is half-open and no probe is in flight: an attempt that
+    asks may be the probe."""
 
 
 class ToolBoard:
-    """Tool policies as errord last sent them."""
+    """Tool policies as errord last sent them, and the rate limits met since."""
 
-    def __init__(self, default_timeout: float = 30.0) -> None:
+    def __init__(
+        self, default_timeout: float = 30.0, clock: Callable[[], float] = time.time
+    ) -> None:
         self.default_timeout = default_timeout
         """Seconds an attempt of a tool errord did not mention may run."""
         self._tools: dict[str, ToolView] = {}
+        self._clock = clock
+        self._changed: dict[str, asyncio.Event] = {}
+        """Per tool someone waits on, set when errord sends its policy again."""
         self.synced = asyncio.Event()
         """Set once a snapshot arrived (and while the stream lasts)."""
 
@@ -51,24 +64,73 @@ class ToolBoard:
         return self.default_timeout if view is None else view.timeout
 
     def closed(self, tool: str) -> bool:
-        """True when attempts of ``tool`` may run without asking errord first."""
+        """True when attempts of ``tool`` may run without asking errord first: its breaker
+        is closed and no rate-limit window holds it."""
         view = self._tools.get(tool)
-        return view is None or view.closed
+        return view is None or (view.closed and self.held_for(tool) == 0.0)
+
+    def held_for(self, tool: str) -> float:
+        """Seconds a rate-limit window still holds ``tool``; 0 when none does."""
+        view = self._tools.get(tool)
+        return 0.0 if view is None else max(0.0, view.limited_until - self._clock())
+
+    def limit(self, tool: str, seconds: float) -> None:
+        """Hold ``tool`` for ``seconds``: one of the executor's attempts was rate-limited,
+        and every other call must wait as long, whether errord has heard of it yet or not."""
+        until = self._clock() + seconds
+        view = self._tools.get(tool) or ToolView(timeout=self.default_timeout, closed=True)
+        if until > view.limited_until:
+            self._tools[tool] = replace(view, limited_until=until)
 
     def apply(self, response: pb.WatchToolsResponse) -> None:
         """Take in one WatchTools response."""
         if response.HasField("default_timeout"):
             self.default_timeout = response.default_timeout.ToTimedelta().total_seconds()
+        before = self._tools
         if response.snapshot:
             self._tools = {}
         for policy in response.tools:
+            held = before.get(policy.tool)
+            limited = held.limited_until if held is not None else 0.0
+            if policy.HasField("rate_limit"):
+                limited = max(limited, policy.rate_limit.until.ToNanoseconds() / 1e9)
+            breaker = policy.breaker
             self._tools[policy.tool] = ToolView(
                 timeout=policy.timeout.ToTimedelta().total_seconds(),
-                closed=policy.breaker.phase
-                in (pb.BREAKER_PHASE_CLOSED, pb.BREAKER_PHASE_UNSPECIFIED),
+                closed=breaker.phase in (pb.BREAKER_PHASE_CLOSED, pb.BREAKER_PHASE_UNSPECIFIED),
+                limited_until=limited,
+                probe_free=breaker.phase == pb.BREAKER_PHASE_HALF_OPEN
+                and not breaker.probe_in_flight,
             )
+        self._tell({policy.tool for policy in response.tools}, every=response.snapshot)
         if response.snapshot:
             self.synced.set()
+
+    def _tell(self, tools: set[str], *, every: bool) -> None:
+        for tool in list(self._changed) if every else tools & self._changed.keys():
+            self._changed.pop(tool).set()
+
+    async def wait(self, tool: str, seconds: float) -> None:
+        """Sleep ``seconds``, or less: until errord says an attempt of ``tool`` may run (its
+        breaker closed) or may be its probe (half-open, the probe before it over), when it
+        did not say so as the wait began. A call waiting out a break is back as soon as
+        the backend is."""
+        if self._may_try(tool):
+            await asyncio.sleep(seconds)
+            return
+        deadline = asyncio.get_running_loop().time() + seconds
+        while (left := deadline - asyncio.get_running_loop().time()) > 0:
+            changed = self._changed.setdefault(tool, asyncio.Event())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), left)
+            if self._may_try(tool):
+                return
+
+    def _may_try(self, tool: str) -> bool:
+        view = self._tools.get(tool)
+        if view is None or self.held_for(tool):
+            return view is None
+        return view.closed or view.probe_free
 
     async def follow(
         self,

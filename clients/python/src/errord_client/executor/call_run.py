@@ -75,10 +75,12 @@ class CallRun:
             self.batch.cascade(verdict)
             if verdict.action is Action.RETRY:
                 self.delays[self.tool] = self.delays.get(self.tool, 0.0) + verdict.delay
-                await asyncio.sleep(verdict.delay)
+                await self.runner.board.wait(self.tool, verdict.delay)
                 self.attempt += 1
                 self.timeout = verdict.next_timeout
-                self.admitted = verdict.decided_by is DecidedBy.ERRORD
+                # Only the probe is admitted with its retry; any other retry asks first if
+                # the breaker opened or a rate-limit window holds the tool meanwhile.
+                self.admitted = verdict.probe
             elif verdict.action is Action.USE_ALTERNATIVE and verdict.alternative:
                 self.tool, self.attempt = verdict.alternative, 1
                 self.timeout = verdict.next_timeout
@@ -94,11 +96,17 @@ class CallRun:
         tool, arguments, failure = self._tool()
         if tool is None:
             return failure, 0.0, None, None
-        if not self.admitted and not self.runner.board.closed(self.tool):
+        board = self.runner.board
+        if not self.admitted and not board.closed(self.tool):
             refusal = await self._admit()
             if refusal is not None:
                 return None, 0.0, refusal, None
-        timeout = self.timeout or self.runner.board.timeout(self.tool)
+            # Admitted, or errord silent: a rate limit met here errord has not heard of
+            # yet still holds the tool until the wait the backend asked for is over.
+            held = board.held_for(self.tool)
+            if held:
+                await asyncio.sleep(held)
+        timeout = self.timeout or board.timeout(self.tool)
         self.attempts += 1
         started = time.monotonic()
         try:
@@ -111,7 +119,10 @@ class CallRun:
             message = f"{self.tool} did not answer within {timeout:g} s"
             return ToolFailure(message, "TimeoutError", "TIMEOUT"), elapsed, None, None
         except Exception as error:
-            return failure_from_exception(error), time.monotonic() - started, None, None
+            failed = failure_from_exception(error)
+            if failed.retry_after is not None and _rate_limited(failed):
+                board.limit(self.tool, failed.retry_after)  # the other calls hold at once
+            return failed, time.monotonic() - started, None, None
         return None, time.monotonic() - started, None, output
 
     def _tool(self) -> tuple[Tool | None, Mapping[str, Any], ToolFailure | None]:
@@ -246,3 +257,8 @@ class CallRun:
             model_text=verdict.llm_message,
             ignored_arguments=self.ignored,
         )
+
+
+def _rate_limited(failure: ToolFailure) -> bool:
+    """True for a failure in which the tool's backend limited the call's rate."""
+    return failure.http_status == 429 or failure.code == "RATE_LIMITED"

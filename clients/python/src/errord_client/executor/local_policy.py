@@ -7,9 +7,10 @@ does not (manifests, breakers, memory, the turn's budget and plan), it keeps the
 defaults (errord's own when a tool has no manifest): a failure of the call's arguments
 goes back to the model, which is the only one that can correct it; a failure of the
 tool's own code fails the call, not retried; a transient one is retried after 100, 200,
-400 and 800 ms, at most 5 attempts and 2 s of delays per call, never sooner than a
-Retry-After asks; what a person must fix, or a transient failure out of retries, is
-escalated to the user.
+400 and 800 ms, at most 5 attempts per call, never sooner than a Retry-After asks when
+that fits 30 s of delays; a transient failure of the backend out of retries fails the call
+for now (nobody can act on an outage: the model may go on without the tool, or call it
+again later); what a person must fix is escalated to the user.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ class LocalPolicy:
     multiplier: float = 2.0
     max_delay: float = 0.8
     max_attempts: int = 5
-    max_total_delay: float = 2.0
-    """Seconds of delays one call's retries of one tool may add up to."""
+    max_total_delay: float = 30.0
+    """Seconds of delays one call's retries of one tool may add up to: the backoff's add up
+    to 1.5 s; the rest is for waits a Retry-After asks for (errord's max_total_time)."""
 
     def decide(
         self,
@@ -101,6 +103,19 @@ class LocalPolicy:
                     reason=f"transient {code}: retry {attempt} of {self.max_attempts - 1} after "
                     f"{delay * 1000:.0f} ms {LOCALLY}",
                 )
+        if not permanent and fault is Fault.BACKEND:
+            return replace(
+                read,
+                action=Action.FAIL,
+                llm_message=f"Error: {tool} failed {attempt} times with a temporary error "
+                f"({code}): {said}. {tool} is unavailable for now. Continue without its "
+                f"result, or call {tool} again later, not right away; tell the user what is "
+                "missing if it matters.",
+                user_message=f"Couldn't reach {_label(tool).lower()} right now; continuing "
+                "with the rest of the request.",
+                reason=f"{tool} is unavailable for now: {attempt} attempts failed ({code}), "
+                f"which no one can act on {LOCALLY}",
+            )
         why = (
             f"{tool} failed {attempt} times with a temporary error ({code})"
             if not permanent

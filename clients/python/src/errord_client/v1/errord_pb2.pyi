@@ -291,10 +291,18 @@ class RecallEpisodesRequest(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., message: _Optional[str] = ..., code: _Optional[_Union[ErrorCode, str]] = ...) -> None: ...
 
 class RecallEpisodesResponse(_message.Message):
-    __slots__ = ("errors",)
+    __slots__ = ("errors", "tool_succeeded_at", "breaker_reset_at", "min_episodes", "burst_gap")
     ERRORS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_SUCCEEDED_AT_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_RESET_AT_FIELD_NUMBER: _ClassVar[int]
+    MIN_EPISODES_FIELD_NUMBER: _ClassVar[int]
+    BURST_GAP_FIELD_NUMBER: _ClassVar[int]
     errors: _containers.RepeatedCompositeFieldContainer[RememberedError]
-    def __init__(self, errors: _Optional[_Iterable[_Union[RememberedError, _Mapping]]] = ...) -> None: ...
+    tool_succeeded_at: _timestamp_pb2.Timestamp
+    breaker_reset_at: _timestamp_pb2.Timestamp
+    min_episodes: float
+    burst_gap: _duration_pb2.Duration
+    def __init__(self, errors: _Optional[_Iterable[_Union[RememberedError, _Mapping]]] = ..., tool_succeeded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., breaker_reset_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., min_episodes: _Optional[float] = ..., burst_gap: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class RememberedError(_message.Message):
     __slots__ = ("signature", "fingerprint", "recoveries")
@@ -307,21 +315,31 @@ class RememberedError(_message.Message):
     def __init__(self, signature: _Optional[str] = ..., fingerprint: _Optional[str] = ..., recoveries: _Optional[_Iterable[_Union[RecoveryEvidence, _Mapping]]] = ...) -> None: ...
 
 class RecoveryEvidence(_message.Message):
-    __slots__ = ("recovery", "succeeded", "failed", "unknown", "success_rate")
+    __slots__ = ("recovery", "succeeded", "failed", "unknown", "success_rate", "last_failed", "last_succeeded", "stops_retries", "applies_until", "lifted_by")
     RECOVERY_FIELD_NUMBER: _ClassVar[int]
     SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
     FAILED_FIELD_NUMBER: _ClassVar[int]
     UNKNOWN_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_RATE_FIELD_NUMBER: _ClassVar[int]
+    LAST_FAILED_FIELD_NUMBER: _ClassVar[int]
+    LAST_SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
+    STOPS_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    APPLIES_UNTIL_FIELD_NUMBER: _ClassVar[int]
+    LIFTED_BY_FIELD_NUMBER: _ClassVar[int]
     recovery: str
     succeeded: float
     failed: float
     unknown: float
     success_rate: float
-    def __init__(self, recovery: _Optional[str] = ..., succeeded: _Optional[float] = ..., failed: _Optional[float] = ..., unknown: _Optional[float] = ..., success_rate: _Optional[float] = ...) -> None: ...
+    last_failed: _timestamp_pb2.Timestamp
+    last_succeeded: _timestamp_pb2.Timestamp
+    stops_retries: bool
+    applies_until: _timestamp_pb2.Timestamp
+    lifted_by: str
+    def __init__(self, recovery: _Optional[str] = ..., succeeded: _Optional[float] = ..., failed: _Optional[float] = ..., unknown: _Optional[float] = ..., success_rate: _Optional[float] = ..., last_failed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_succeeded: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stops_retries: _Optional[bool] = ..., applies_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lifted_by: _Optional[str] = ...) -> None: ...
 
 class BreakerState(_message.Message):
-    __slots__ = ("phase", "consecutive_failures", "consecutive_successes", "opened_at", "half_opens_at", "opens", "probe_in_flight", "probe_until")
+    __slots__ = ("phase", "consecutive_failures", "consecutive_successes", "opened_at", "half_opens_at", "opens", "probe_in_flight", "probe_until", "streak", "break_length", "recent_attempts", "recent_failures")
     PHASE_FIELD_NUMBER: _ClassVar[int]
     CONSECUTIVE_FAILURES_FIELD_NUMBER: _ClassVar[int]
     CONSECUTIVE_SUCCESSES_FIELD_NUMBER: _ClassVar[int]
@@ -330,6 +348,10 @@ class BreakerState(_message.Message):
     OPENS_FIELD_NUMBER: _ClassVar[int]
     PROBE_IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
     PROBE_UNTIL_FIELD_NUMBER: _ClassVar[int]
+    STREAK_FIELD_NUMBER: _ClassVar[int]
+    BREAK_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    RECENT_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    RECENT_FAILURES_FIELD_NUMBER: _ClassVar[int]
     phase: BreakerPhase
     consecutive_failures: int
     consecutive_successes: int
@@ -338,7 +360,21 @@ class BreakerState(_message.Message):
     opens: int
     probe_in_flight: bool
     probe_until: _timestamp_pb2.Timestamp
-    def __init__(self, phase: _Optional[_Union[BreakerPhase, str]] = ..., consecutive_failures: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., opened_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., half_opens_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., opens: _Optional[int] = ..., probe_in_flight: _Optional[bool] = ..., probe_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    streak: int
+    break_length: _duration_pb2.Duration
+    recent_attempts: int
+    recent_failures: int
+    def __init__(self, phase: _Optional[_Union[BreakerPhase, str]] = ..., consecutive_failures: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., opened_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., half_opens_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., opens: _Optional[int] = ..., probe_in_flight: _Optional[bool] = ..., probe_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., streak: _Optional[int] = ..., break_length: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., recent_attempts: _Optional[int] = ..., recent_failures: _Optional[int] = ...) -> None: ...
+
+class RateLimitWindow(_message.Message):
+    __slots__ = ("opened_at", "until", "retry_after")
+    OPENED_AT_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    opened_at: _timestamp_pb2.Timestamp
+    until: _timestamp_pb2.Timestamp
+    retry_after: _duration_pb2.Duration
+    def __init__(self, opened_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ToolError(_message.Message):
     __slots__ = ("code", "http_status", "exception_type", "message", "retry_after", "retry_at", "partial_result", "api_message", "api_parameter", "api_code")
@@ -551,16 +587,18 @@ class WatchToolsResponse(_message.Message):
     def __init__(self, snapshot: _Optional[bool] = ..., tools: _Optional[_Iterable[_Union[ToolPolicy, _Mapping]]] = ..., default_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ToolPolicy(_message.Message):
-    __slots__ = ("tool", "timeout", "breaker", "has_manifest")
+    __slots__ = ("tool", "timeout", "breaker", "has_manifest", "rate_limit")
     TOOL_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     BREAKER_FIELD_NUMBER: _ClassVar[int]
     HAS_MANIFEST_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     tool: str
     timeout: _duration_pb2.Duration
     breaker: BreakerState
     has_manifest: bool
-    def __init__(self, tool: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., has_manifest: _Optional[bool] = ...) -> None: ...
+    rate_limit: RateLimitWindow
+    def __init__(self, tool: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., has_manifest: _Optional[bool] = ..., rate_limit: _Optional[_Union[RateLimitWindow, _Mapping]] = ...) -> None: ...
 
 class ReportFailureResponse(_message.Message):
     __slots__ = ("decision", "replayed")
@@ -667,7 +705,7 @@ class WatchTraceResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ..., events: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
-    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended", "memory_forgotten", "manifests_reloaded")
+    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended", "memory_forgotten", "manifests_reloaded", "rate_limited")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -681,6 +719,7 @@ class TraceEvent(_message.Message):
     TURN_ENDED_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FORGOTTEN_FIELD_NUMBER: _ClassVar[int]
     MANIFESTS_RELOADED_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMITED_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     time: _timestamp_pb2.Timestamp
     turn_id: str
@@ -694,7 +733,14 @@ class TraceEvent(_message.Message):
     turn_ended: TurnEndedEvent
     memory_forgotten: MemoryForgottenEvent
     manifests_reloaded: ManifestsReloadedEvent
-    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ..., memory_forgotten: _Optional[_Union[MemoryForgottenEvent, _Mapping]] = ..., manifests_reloaded: _Optional[_Union[ManifestsReloadedEvent, _Mapping]] = ...) -> None: ...
+    rate_limited: RateLimitedEvent
+    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ..., memory_forgotten: _Optional[_Union[MemoryForgottenEvent, _Mapping]] = ..., manifests_reloaded: _Optional[_Union[ManifestsReloadedEvent, _Mapping]] = ..., rate_limited: _Optional[_Union[RateLimitedEvent, _Mapping]] = ...) -> None: ...
+
+class RateLimitedEvent(_message.Message):
+    __slots__ = ("window",)
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    window: RateLimitWindow
+    def __init__(self, window: _Optional[_Union[RateLimitWindow, _Mapping]] = ...) -> None: ...
 
 class FailureEvent(_message.Message):
     __slots__ = ("error", "arguments", "elapsed", "decision", "tool_declaration")
@@ -905,7 +951,7 @@ class BreakerEvent(_message.Message):
     def __init__(self, change: _Optional[_Union[BreakerChange, str]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., by: _Optional[str] = ...) -> None: ...
 
 class Breaker(_message.Message):
-    __slots__ = ("tool", "state", "effective_phase", "half_opens_in", "failure_threshold", "success_threshold", "cooldown")
+    __slots__ = ("tool", "state", "effective_phase", "half_opens_in", "failure_threshold", "success_threshold", "cooldown", "rate_limit", "first_cooldown", "cooldown_multiplier", "next_break", "failure_rate", "min_calls", "window")
     TOOL_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     EFFECTIVE_PHASE_FIELD_NUMBER: _ClassVar[int]
@@ -913,6 +959,13 @@ class Breaker(_message.Message):
     FAILURE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     COOLDOWN_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    FIRST_COOLDOWN_FIELD_NUMBER: _ClassVar[int]
+    COOLDOWN_MULTIPLIER_FIELD_NUMBER: _ClassVar[int]
+    NEXT_BREAK_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_RATE_FIELD_NUMBER: _ClassVar[int]
+    MIN_CALLS_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
     tool: str
     state: BreakerState
     effective_phase: BreakerPhase
@@ -920,7 +973,14 @@ class Breaker(_message.Message):
     failure_threshold: int
     success_threshold: int
     cooldown: _duration_pb2.Duration
-    def __init__(self, tool: _Optional[str] = ..., state: _Optional[_Union[BreakerState, _Mapping]] = ..., effective_phase: _Optional[_Union[BreakerPhase, str]] = ..., half_opens_in: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failure_threshold: _Optional[int] = ..., success_threshold: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    rate_limit: RateLimitWindow
+    first_cooldown: _duration_pb2.Duration
+    cooldown_multiplier: float
+    next_break: _duration_pb2.Duration
+    failure_rate: float
+    min_calls: int
+    window: int
+    def __init__(self, tool: _Optional[str] = ..., state: _Optional[_Union[BreakerState, _Mapping]] = ..., effective_phase: _Optional[_Union[BreakerPhase, str]] = ..., half_opens_in: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failure_threshold: _Optional[int] = ..., success_threshold: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., rate_limit: _Optional[_Union[RateLimitWindow, _Mapping]] = ..., first_cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., cooldown_multiplier: _Optional[float] = ..., next_break: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failure_rate: _Optional[float] = ..., min_calls: _Optional[int] = ..., window: _Optional[int] = ...) -> None: ...
 
 class ListBreakersRequest(_message.Message):
     __slots__ = ()

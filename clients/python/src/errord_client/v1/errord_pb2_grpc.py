@@ -188,16 +188,21 @@ class ErrorHandlerServiceServicer:
 
     def AdmitCall(self, request, context):
         """AdmitCall asks, before an attempt runs, whether the tool's circuit breaker
-        lets it run. A closed breaker admits every attempt and nothing is
-        recorded. A half-open breaker admits one probe at a time across every
-        executor: the first AdmitCall claims it (a BREAKER_CHANGE_PROBE_CLAIMED
-        event), runs the attempt and reports how it ended, which closes or reopens
-        the breaker. An open breaker, or a half-open one whose probe is taken,
-        refuses the attempt: the answer is the decision errord gives for it (an
-        alternative, the default, skip, escalate), recorded as a failure of the
-        attempt with code ERROR_CODE_CIRCUIT_OPEN. Asking again for the same
+        and its rate-limit window let it run. A closed breaker admits every attempt
+        and nothing is recorded, unless a rate-limit window holds the tool. A
+        half-open breaker admits one probe at a time across every executor: the
+        first AdmitCall claims it (a BREAKER_CHANGE_PROBE_CLAIMED event), runs the
+        attempt and reports how it ended, which closes or reopens the breaker. An
+        open breaker, or a half-open one whose probe is taken, refuses the attempt,
+        and so does a rate-limit window that holds the tool: the answer is the
+        decision errord gives for it (a RETRY after the wait for the probe or the
+        window's end when it fits the call's retry time, an alternative, the
+        default, skip, fail), recorded as a failure of the attempt with code
+        ERROR_CODE_CIRCUIT_OPEN (the breaker's) or ERROR_CODE_RATE_LIMITED (the
+        window's). A refused attempt did not run: it counts neither as an
+        execution nor against the call's attempts. Asking again for the same
         attempt gives the same answer. Executors ask only when WatchTools says a
-        tool's breaker is not closed.
+        tool's breaker is not closed or a window holds it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -205,9 +210,9 @@ class ErrorHandlerServiceServicer:
 
     def WatchTools(self, request, context):
         """WatchTools streams what an executor needs to admit calls without asking:
-        each tool's timeout and circuit breaker, all of them first, then the tools
-        whose breaker changed, as the changes are committed, and all of them again
-        after a manifest reload.
+        each tool's timeout, circuit breaker and rate-limit window, all of them
+        first, then the tools whose breaker or window changed, as the changes are
+        committed, and all of them again after a manifest reload.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
