@@ -87,6 +87,7 @@ def test_grpcurl_timeout_report_gets_a_transient_retry(errord: DaemonProcess) ->
         "error_class": "ERROR_CLASS_TRANSIENT",
         "code": "ERROR_CODE_TIMEOUT",
         "rule": "default:code:TIMEOUT",
+        "fault": "FAULT_BACKEND",
     }
     assert 0.09 <= float(decision["delay"].removesuffix("s")) <= 0.11
     assert decision["attempts_left"] == 4
