@@ -27,6 +27,7 @@ from errord.decide.events import BreakerChanged, FailureEvent, TraceEvent
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
+from errord.decide.scope import scoped_name
 from errord.handler import ErrorHandler
 from errord.manifests.files import load_manifest_dir, overlooked
 from errord.manifests.root import ManifestRoot
@@ -241,7 +242,8 @@ CHANGE_WORDS = {
 
 def log_breaker_change(change: BreakerChanged) -> None:
     breaker = change.breaker
-    text = f"circuit breaker of {change.tool} {CHANGE_WORDS[change.change]}"
+    text = f"circuit breaker of {scoped_name(change.tool, change.scope)} "
+    text += CHANGE_WORDS[change.change]
     if change.by:
         text += f" by {change.by}"
     if change.change is BreakerChange.OPENED:

@@ -90,8 +90,10 @@ class TurnClosed(ErrordError):
 class ToolNotFound(ErrordError):
     """A tool with no manifest that errord has never seen a report of."""
 
-    def __init__(self, tool: str, closest: Sequence[str] | None = None) -> None:
-        if closest is None:
+    def __init__(self, tool: str, closest: Sequence[str] | None = None, *, scope: str = "") -> None:
+        if scope:
+            super().__init__(f"no tool {tool!r} in scope {scope!r}: errord has no report of it")
+        elif closest is None:
             super().__init__(f"no tool {tool!r}: it has no manifest and errord has no report of it")
         else:
             known = f"; tools with one: {', '.join(closest)}" if closest else ""

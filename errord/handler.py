@@ -51,6 +51,7 @@ from errord.decide.model import (
 from errord.decide.reads import Reads
 from errord.decide.reconcile import HeldResult, Reconciliation, ToolCall, reconcile
 from errord.decide.redact import redact, redact_json, redact_report
+from errord.decide.scope import tool_and_scope
 from errord.decide.summary import summarize
 from errord.decide.synthesized import synthesized, tells_fate
 from errord.errors import (
@@ -149,17 +150,17 @@ class ErrorHandler:
         return cast(list[tuple[Decision, bool] | Exception], results)
 
     async def admit_call(
-        self, key: ReportKey, arguments: dict[str, JSONValue]
+        self, key: ReportKey, arguments: dict[str, JSONValue], scope: str = ""
     ) -> tuple[Admission, Decision | None, bool]:
-        """Whether attempt ``key`` may run (errord.decide.admission): the admission, the
-        recorded decision on a refused attempt, and True if the attempt was asked about
-        before. A probe claimed is committed before the answer.
+        """Whether attempt ``key`` may run in ``scope`` (errord.decide.admission): the
+        admission, the recorded decision on a refused attempt, and True if the attempt was
+        asked about before. A probe claimed is committed before the answer.
 
         Raises TurnClosed for a turn already ended, StoreError when the claim or the
         refusal could not be committed.
         """
-        report = self.redacted(refusal(key, arguments))
-        held = self.redacted(refusal(key, arguments, held=True))
+        report = self.redacted(refusal(key, arguments, scope=scope))
+        held = self.redacted(refusal(key, arguments, held=True, scope=scope))
         reads = self._engine.reads(report, self.manifests)
         held_reads = self._engine.reads(held, self.manifests)
         async with (
@@ -174,10 +175,10 @@ class ErrorHandler:
             if not refused_before:
                 self._check_open(key.turn_id)
                 manifest = self.manifests.manifest_for(key.tool)[0]
-                breaker = self._state.breakers.view(key.tool)
-                window = self._state.windows.view(key.tool)
+                breaker = self._state.breakers.view(report.tool_key)
+                window = self._state.windows.view(report.tool_key)
                 now = self.clock.now()
-                admission = admit(key, manifest, breaker, now, window)
+                admission = admit(key, manifest, breaker, now, window, scope)
             if admission is not None and admission.held:
                 answer = self._answer_failure(held, held_reads)
             elif admission is None or not admission.admitted:
@@ -333,17 +334,21 @@ class ErrorHandler:
         """Tools with state, counted as max_tools counts them (in one step)."""
         return self._state.tools_tracked()
 
-    def breaker(self, tool: str) -> BreakerState | None:
-        """The tool's breaker as decisions see it; None if it never changed."""
-        return self._state.breakers.view(tool)
+    def breaker(self, key: str) -> BreakerState | None:
+        """The breaker of a tool in a scope (its key: errord.decide.scope) as decisions see
+        it; None if it never changed."""
+        return self._state.breakers.view(key)
 
-    def window(self, tool: str) -> RateWindow | None:
-        """The tool's rate-limit window as decisions see it; None if it never had one."""
-        return self._state.windows.view(tool)
+    def window(self, key: str) -> RateWindow | None:
+        """The rate-limit window of a tool in a scope (its key) as decisions see it; None if
+        it never had one."""
+        return self._state.windows.view(key)
 
     def known_tools(self) -> set[str]:
-        """Every tool with a manifest or a breaker."""
-        return set(self.manifests.names) | set(self._state.breakers.snapshot())
+        """The keys of every tool with a manifest, and of every tool and scope with a
+        breaker or a rate-limit window."""
+        state = self._state
+        return {*self.manifests.names, *state.breakers.snapshot(), *state.windows.snapshot()}
 
     def validate_call(self, tool: str, arguments: Mapping[str, JSONValue]) -> CallCheck:
         """``arguments`` checked against ``tool``'s JSON Schema; nothing is recorded.
@@ -399,7 +404,7 @@ class ErrorHandler:
         if call is not None and call.failure_recorded(report.tool, report.attempt):
             return self._recorded_failure(report)
         turn = self._check_open(report.turn_id)
-        self._check_tool_room(report.tool)
+        self._check_tool_room(report.tool_key)
         now = self.clock.now()
         decided = self._engine.decide(
             report,
@@ -426,7 +431,7 @@ class ErrorHandler:
         if call is not None and call.outcome(report.tool, report.attempt) is not None:
             return self._recorded_outcome(report)
         turn = self._state.turns.view(report.turn_id)
-        self._check_tool_room(report.tool)
+        self._check_tool_room(report.tool_key)
         now = self.clock.now()
         events = self._engine.outcome(
             report, self.manifests, turn, now, self._state.breakers.view, call
@@ -457,19 +462,22 @@ class ErrorHandler:
                 "a new turn_id"
             )
 
-    def _check_tool_room(self, tool: str) -> None:
-        """Raise LimitExceeded when ``tool`` is new (no manifest, no state) and max_tools
-        tools have state already. Called in the step that submits the report's events,
-        which reserve the tool's statistics: no await between, so concurrent reports of new
-        tools cannot pass the limit together."""
+    def _check_tool_room(self, key: str) -> None:
+        """Raise LimitExceeded when the tool's key (errord.decide.scope) is new (no
+        manifest, no state) and max_tools tools and scopes have state already: a tool's
+        manifest does not make room for its scopes. Called in the step that submits the
+        report's events, which reserve the key's statistics: no await between, so
+        concurrent reports of new tools cannot pass the limit together."""
         tracked = self.tools_tracked()
-        if tracked < self.max_tools or tool in self.manifests or self._state.has_tool(tool):
+        if tracked < self.max_tools or key in self.manifests or self._state.has_tool(key):
             return
         self.tools_refused += 1
+        tool, scope = tool_and_scope(key)
+        named = f"tool {tool!r} in scope {scope!r}" if scope else f"tool {tool!r}"
         raise LimitExceeded(
-            f"tool {tool!r} is refused: it has no manifest and no recorded report, and errord "
-            f"already tracks {tracked} tools, the most max_tools allows; give it a manifest, "
-            "or raise max_tools"
+            f"{named} is refused: it has no manifest and no recorded report, and errord "
+            f"already tracks {tracked} tools and scopes, the most max_tools allows; give it "
+            "a manifest, use fewer scopes, or raise max_tools"
         )
 
     def _submit(
@@ -561,9 +569,12 @@ class ErrorHandler:
             keys += [
                 (state.calls, report.key.call),
                 (state.turns, report.turn_id),
-                (state.tool_stats, report.tool),
-                (state.windows, report.tool),
-                *((state.breakers, tool) for tool in (reads.breakers if reads else (report.tool,))),
+                (state.tool_stats, report.tool_key),
+                (state.windows, report.tool_key),
+                *(
+                    (state.breakers, key)
+                    for key in (reads.breakers if reads else (report.tool_key,))
+                ),
             ]
         return keys
 
@@ -583,15 +594,15 @@ class ErrorHandler:
             call = self._state.calls.view(report.key.call)
             episode = call.awaited_by(report.tool, report.attempt) if call is not None else None
             if episode is not None:
-                keys.append((memory, MemoryKey(episode.tool, episode.signature)))
+                keys.append((memory, MemoryKey(episode.tool_key, episode.signature)))
             if reads is not None:
                 keys.append((memory, reads.memory_key))
         if not any(memory.missing(key) for _, key in keys):
             return NOTHING_HELD
         return self.holder.holding([*self._state_keys(reports), *keys])
 
-    def _remembered(self, tool: str, signature_key: str) -> MemoryStats | None:
-        return self._state.memory.view(MemoryKey(tool, signature_key))
+    def _remembered(self, key: str, signature_key: str) -> MemoryStats | None:
+        return self._state.memory.view(MemoryKey(key, signature_key))
 
 
 def _refusing(
@@ -617,6 +628,11 @@ def _out_of_time(turn: TurnState, now: datetime) -> bool:
 def _same_failure(report: FailureReport, stored: FailureEvent) -> Decision:
     """The stored decision of a repeated report, unless the repeat says something else. An
     attempt errord refused is refused once, whatever refuses it when asked again."""
+    if stored.report.scope != report.scope:
+        raise ReportConflict(
+            f"{describe(report.key)} was already recorded in scope {stored.report.scope!r}, "
+            f"not {report.scope!r}"
+        )
     if stored.report.error != report.error and not (
         was_refused(report) and was_refused(stored.report)
     ):

@@ -18,6 +18,7 @@ from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey, MemoryStats, recall
 from errord.decide.model import BreakerState, ErrorCode, ToolFailure
 from errord.decide.redact import redact_text
+from errord.decide.scope import scoped_name, tool_key
 from errord.decide.signature import signature
 from errord.errors import StoreError, ToolNotFound
 from errord.state.holding import Holder
@@ -43,60 +44,78 @@ class OperatorActions:
         self._manifests = manifests
         self._clock = clock
 
-    async def reset_breaker(self, tool: str, *, by: str = "") -> TraceEvent:
-        """Close ``tool``'s breaker and zero its counters; the recorded event.
+    async def reset_breaker(self, tool: str, *, by: str = "", scope: str = "") -> TraceEvent:
+        """Close the breaker of ``tool`` in ``scope`` and zero its counters; the recorded
+        event.
 
-        Raises ToolNotFound for a tool with no manifest and no recorded report.
+        Raises ToolNotFound for a tool with no manifest and no recorded report (in that
+        scope).
         """
         now = self._clock.now()
-        return await self._change_breaker(tool, lambda state: breakers.reset(state, now), by)
+        return await self._change_breaker(tool, scope, lambda state: breakers.reset(state, now), by)
 
     async def force_open_breaker(
-        self, tool: str, *, duration: float | None, by: str = ""
+        self, tool: str, *, duration: float | None, by: str = "", scope: str = ""
     ) -> TraceEvent:
-        """Open ``tool``'s breaker for ``duration`` seconds, or until reset when None."""
+        """Open the breaker of ``tool`` in ``scope`` for ``duration`` seconds, or until
+        reset when None."""
         now = self._clock.now()
         until = None if duration is None else now + timedelta(seconds=duration)
         return await self._change_breaker(
-            tool, lambda state: breakers.force_open(state, now, until), by
+            tool, scope, lambda state: breakers.force_open(state, now, until), by
         )
 
+    def check_known(self, tool: str, scope: str = "") -> str:
+        """The key of ``tool`` in ``scope`` (errord.decide.scope). Raises ToolNotFound
+        unless the tool has a manifest (in any scope: an operator may open a backend's
+        breaker before its first call) or the key a recorded report."""
+        key = tool_key(tool, scope)
+        if tool not in self._manifests() and not self._state.has_tool(key):
+            raise ToolNotFound(tool, scope=scope)
+        return key
+
     async def _change_breaker(
-        self, tool: str, change: Callable[[BreakerState | None], breakers.Stepped], by: str
+        self,
+        tool: str,
+        scope: str,
+        change: Callable[[BreakerState | None], breakers.Stepped],
+        by: str,
     ) -> TraceEvent:
-        state = self._state
-        async with self._holder.holding(((state.breakers, tool), (state.tool_stats, tool))):
-            if tool not in self._manifests() and not state.has_tool(tool):
-                raise ToolNotFound(tool)
-            [(kind, after)] = change(state.breakers.view(tool)).changes
-            event = BreakerChanged(tool=tool, change=kind, breaker=after, by=by)
+        state, key = self._state, tool_key(tool, scope)
+        async with self._holder.holding(((state.breakers, key), (state.tool_stats, key))):
+            self.check_known(tool, scope)
+            [(kind, after)] = change(state.breakers.view(key)).changes
+            event = BreakerChanged(tool=tool, change=kind, breaker=after, by=by, scope=scope)
             unit = self._store.submit([event])
         try:
             await unit.wait()
         except DuplicateEvent as error:  # the generation is taken: not while one daemon owns the db
-            raise StoreError(f"the breaker of {tool!r} changed meanwhile; try again") from error
+            raise StoreError(
+                f"the breaker of {scoped_name(tool, scope)!r} changed meanwhile; try again"
+            ) from error
         return unit.events[-1]
 
     async def recall_episodes(
-        self, tool: str, message: str | None, code: ErrorCode | None
+        self, tool: str, message: str | None, code: ErrorCode | None, scope: str = ""
     ) -> list[tuple[MemoryKey, MemoryStats]]:
-        """What episodic memory holds of ``tool``'s errors, most episodes first: of the one
-        ``message`` is (its code inferred unless given), or of all memory holds in RAM.
+        """What episodic memory holds of the errors of ``tool`` in ``scope``, most
+        episodes first: of the one ``message`` is (its code inferred unless given), or of
+        all memory holds in RAM.
 
-        Raises ToolNotFound for a tool with no manifest and no recorded report.
+        Raises ToolNotFound for a tool with no manifest and no recorded report (in that
+        scope).
         """
         manifests = self._manifests()
-        if tool not in manifests and not self._state.has_tool(tool):
-            raise ToolNotFound(tool)
+        key_of_tool = self.check_known(tool, scope)
         memory, now = self._state.memory, self._clock.now()
         if message is None:
-            found = [(k, s) for k, s in memory.snapshot().items() if k.tool == tool]
+            found = [(k, s) for k, s in memory.snapshot().items() if k.tool == key_of_tool]
         else:
             message = redact_text(message)  # as the reports it stands for were
             if code is None:
                 rules = manifests.manifest_for(tool)[0].classification
                 code = classify(ToolFailure(message=message), rules, tool).code
-            key = MemoryKey(tool, signature(code, message).key)
+            key = MemoryKey(key_of_tool, signature(code, message).key)
             async with self._holder.holding(((memory, key),)):
                 stats = memory.view(key)
             found = [] if stats is None else [(key, stats)]

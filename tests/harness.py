@@ -92,6 +92,7 @@ def failure_report(
     turn: str = "t",
     error: ToolFailure = TIMEOUT,
     declared_timeout: float | None = None,
+    scope: str = "",
 ) -> FailureReport:
     """The report of ``call``'s ``attempt`` of ``tool`` failing with ``error`` in ``turn``:
     by default the first attempt of call c of search timing out, in turn t. A module binds
@@ -103,6 +104,7 @@ def failure_report(
         attempt=attempt,
         error=error,
         declaration=None if declared_timeout is None else ToolDeclaration(timeout=declared_timeout),
+        scope=scope,
     )
 
 

@@ -105,14 +105,14 @@ def breakers(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
 
 
 def breaker_reset(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
-    request = pb.ResetBreakerRequest(tool=args.tool, by=args.by)
+    request = pb.ResetBreakerRequest(tool=args.tool, by=args.by, scope=args.scope)
     response: pb.ResetBreakerResponse = daemon.call(daemon.operators.ResetBreaker, request)
     out.show(response, show.format_breakers([response.breaker]))
     return 0
 
 
 def breaker_open(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
-    request = pb.ForceOpenBreakerRequest(tool=args.tool, by=args.by)
+    request = pb.ForceOpenBreakerRequest(tool=args.tool, by=args.by, scope=args.scope)
     request.duration.FromTimedelta(timedelta(seconds=args.seconds))
     response: pb.ForceOpenBreakerResponse = daemon.call(daemon.operators.ForceOpenBreaker, request)
     out.show(response, show.format_breakers([response.breaker]))
@@ -137,16 +137,16 @@ def reload(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
 
 
 def stats(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
-    request = pb.GetToolStatsRequest(tool=args.tool)
+    request = pb.GetToolStatsRequest(tool=args.tool, scope=args.scope)
     response: pb.GetToolStatsResponse = daemon.call(daemon.operators.GetToolStats, request)
     out.show(response, show.format_stats(response))
     return 0
 
 
 def memory(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
-    request = pb.RecallEpisodesRequest(tool=args.tool, message=args.message or "")
+    request = pb.RecallEpisodesRequest(tool=args.tool, message=args.message or "", scope=args.scope)
     response: pb.RecallEpisodesResponse = daemon.call(daemon.operators.RecallEpisodes, request)
-    out.show(response, show.format_memory(args.tool, response))
+    out.show(response, show.format_memory(show.scoped(args.tool, args.scope), response))
     return 0
 
 

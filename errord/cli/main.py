@@ -146,11 +146,15 @@ def _add_operator_commands(commands: Subcommands[argparse.ArgumentParser]) -> No
 
     stats = _operator(commands, "stats", "a running daemon's per-tool statistics", ops.stats)
     stats.add_argument("tool", nargs="?", default="", help="one tool (default: every tool)")
+    stats.add_argument(
+        "--scope", default="", help="only this scope of the tool (default: each of its scopes)"
+    )
 
     memory = _operator(
         commands, "memory", "what episodic memory holds of a tool's errors", ops.memory
     )
     memory.add_argument("tool")
+    _scope_argument(memory)
     memory.add_argument(
         "--message", help="only the error this message is, by its signature (default: every error)"
     )
@@ -167,6 +171,15 @@ def _add_operator_commands(commands: Subcommands[argparse.ArgumentParser]) -> No
     _add_breaker_commands(commands)
 
 
+def _scope_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scope",
+        default="",
+        help="the tool's scope, as the executor names it (an MCP server, a host, a tenant; "
+        "default: the tool's own)",
+    )
+
+
 def _add_breaker_commands(commands: Subcommands[argparse.ArgumentParser]) -> None:
     """``breaker list``, ``breaker reset TOOL`` and ``breaker open TOOL``."""
     breaker = commands.add_parser("breaker", help="list, reset or force open circuit breakers")
@@ -174,9 +187,11 @@ def _add_breaker_commands(commands: Subcommands[argparse.ArgumentParser]) -> Non
     _operator(actions, "list", "every tool's breaker (as errord breakers)", ops.breakers)
     reset = _operator(actions, "reset", "close a breaker and zero its counters", ops.breaker_reset)
     reset.add_argument("tool")
+    _scope_argument(reset)
     reset.add_argument("--by", default="", help="who and why, for the trace (default: nobody)")
     force = _operator(actions, "open", "force a breaker open for maintenance", ops.breaker_open)
     force.add_argument("tool")
+    _scope_argument(force)
     force.add_argument(
         "--for",
         dest="seconds",

@@ -107,7 +107,7 @@ def format_stats(response: pb.GetToolStatsResponse) -> str:
     for tool in response.tools:
         recent = tool.recent
         lines = [
-            f"{tool.tool}  {breaker_line(tool.breaker)}",
+            f"{scoped(tool.tool, tool.scope)}  {breaker_line(tool.breaker)}",
             f"  executions {tool.executions}: {tool.successes} succeeded, {tool.errors} failed "
             f"({tool.transient_errors} transient, {tool.permanent_errors} permanent), "
             f"{tool.timeouts} timeouts",
@@ -135,8 +135,9 @@ def format_stats(response: pb.GetToolStatsResponse) -> str:
 
 
 def format_memory(tool: str, response: pb.RecallEpisodesResponse) -> str:
-    """Each error of the tool memory holds: per recovery, the bursts it fixed and did not
-    fix, what the evidence does to retries and when that stops; then how it is counted."""
+    """Each error of the tool memory holds (``tool``: as ``scoped`` names it): per
+    recovery, the bursts it fixed and did not fix, what the evidence does to retries and
+    when that stops; then how it is counted."""
     if not response.errors:
         return f"{tool}: no episodes remembered"
     blocks = []
@@ -214,8 +215,17 @@ def _verdict_words(
 def format_breakers(breakers: list[pb.Breaker]) -> str:
     if not breakers:
         return "no tools yet: no manifests and no reports"
-    width = max(len(breaker.tool) for breaker in breakers)
-    return "\n".join(f"{breaker.tool:<{width}}  {breaker_line(breaker)}" for breaker in breakers)
+    names = [scoped(breaker.tool, breaker.scope) for breaker in breakers]
+    width = max(map(len, names))
+    return "\n".join(
+        f"{name:<{width}}  {breaker_line(breaker)}"
+        for name, breaker in zip(names, breakers, strict=True)
+    )
+
+
+def scoped(tool: str, scope: str) -> str:
+    """A tool in a scope as the commands show it: ``search``, ``search @ eu-west-1``."""
+    return f"{tool} @ {scope}" if scope else tool
 
 
 def format_health(statuses: Mapping[str, str]) -> str:

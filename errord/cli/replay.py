@@ -23,7 +23,7 @@ from typing import TextIO
 
 from errord_client.v1 import errord_pb2 as pb
 
-from errord.cli.output import Output, seconds
+from errord.cli.output import Output, scoped, seconds
 from errord.config import Settings
 from errord.errors import ConfigError, ManifestError, StoreError
 from errord.replay import ReplayScope, engine_for, load_manifests, replay_database
@@ -151,8 +151,8 @@ def summary_text(summary: pb.ReplaySummary) -> str:
             lines.append(f"examples of {change.kind} {change.before} -> {change.after}:")
         for example in change.examples:
             lines += [
-                f"  turn {example.turn_id}, call {example.call_id}, {example.tool} attempt "
-                f"{example.attempt}",
+                f"  turn {example.turn_id}, call {example.call_id}, "
+                f"{scoped(example.tool, example.scope)} attempt {example.attempt}",
                 f"    before: {example.reason_before}",
                 f"    after:  {example.reason_after}",
             ]

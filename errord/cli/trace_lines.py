@@ -65,9 +65,10 @@ def word(enum: EnumTypeWrapper, value: int, prefix: str) -> str:
 
 
 def _subject(event: pb.TraceEvent) -> str:
+    tool = f"{event.tool} @ {event.scope}" if event.scope else event.tool
     if event.call_id:
-        return f"{event.call_id} {event.tool} attempt {event.attempt}"
-    return event.tool
+        return f"{event.call_id} {tool} attempt {event.attempt}"
+    return tool
 
 
 def _failure(event: pb.TraceEvent) -> str:

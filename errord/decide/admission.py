@@ -60,10 +60,12 @@ def admit(
     breaker: BreakerState | None,
     now: datetime,
     window: RateWindow | None = None,
+    scope: str = "",
 ) -> Admission:
-    """Whether attempt ``key`` of a tool whose breaker is ``breaker`` and whose rate-limit
-    window is ``window`` may run at ``now``. An open breaker refuses first; a window
-    holds what the breaker would admit, a probe included (it is not claimed)."""
+    """Whether attempt ``key`` of a tool in ``scope`` whose breaker is ``breaker`` and
+    whose rate-limit window is ``window`` may run at ``now``. An open breaker refuses
+    first; a window holds what the breaker would admit, a probe included (it is not
+    claimed)."""
     state = breaker or CLOSED_BREAKER
     phase = state.effective_phase(now)
     if phase is BreakerPhase.OPEN:
@@ -86,17 +88,19 @@ def admit(
     )
     stepped = breakers.claim_probe(state, manifest.breaker, claimed, now)
     claim = tuple(
-        BreakerChanged(tool=key.tool, change=change, breaker=after, turn_id=key.turn_id)
+        BreakerChanged(
+            tool=key.tool, change=change, breaker=after, turn_id=key.turn_id, scope=scope
+        )
         for change, after in stepped.changes
     )
     return Admission(admitted=True, breaker=stepped.state, probe=True, claim=claim)
 
 
 def refusal(
-    key: ReportKey, arguments: dict[str, JSONValue], *, held: bool = False
+    key: ReportKey, arguments: dict[str, JSONValue], *, held: bool = False, scope: str = ""
 ) -> FailureReport:
-    """The failure that records a refused attempt: the same for every refusal of the
-    attempt by the same cause, so that asking again replays the recorded decision;
+    """The failure that records a refused attempt in ``scope``: the same for every refusal
+    of the attempt by the same cause, so that asking again replays the recorded decision;
     ``held``: by the tool's rate-limit window, else by its breaker."""
     return FailureReport(
         turn_id=key.turn_id,
@@ -105,6 +109,7 @@ def refusal(
         attempt=key.attempt,
         error=refused_error(key.tool, held=held),
         arguments=arguments,
+        scope=scope,
     )
 
 

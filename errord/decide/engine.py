@@ -80,6 +80,7 @@ from errord.decide.plan import Waiting, waiting_on
 from errord.decide.policy import RecoveryPolicy
 from errord.decide.rate_limits import is_rate_limit, window_after
 from errord.decide.reads import Reads
+from errord.decide.scope import tool_key
 from errord.decide.signature import Signature
 from errord.decide.validate import CallValidator
 from errord.decide.verdict import Verdict, probe_role
@@ -262,8 +263,9 @@ class Engine:
         manifest = tool.manifest
         refused = was_refused(report)
         rate_limited = classification.code is ErrorCode.RATE_LIMITED
+        key = report.tool_key
         stepped = breakers.on_failure(
-            breaker_of(report.tool),
+            breaker_of(key),
             manifest.breaker,
             now,
             counts=classification.error_class is ErrorClass.TRANSIENT
@@ -273,10 +275,10 @@ class Engine:
         )
         failed = call.failed_tools if call is not None else frozenset()
         error = reads.error
-        memory = recall(memory_of(report.tool, error.key), now)
+        memory = recall(memory_of(key, error.key), now)
         problems = _problems(report, classification.code, tool.validator)
         mistake = mistake_key(report, error, classification, problems, manifest.parameters)
-        activity = activity_of(report.tool)
+        activity = activity_of(key)
         context = DecisionContext(
             report=report,
             classification=classification,
@@ -292,8 +294,8 @@ class Engine:
             now=now,
             breaker=BreakerPart(
                 stepped.state,
-                _open_tools(manifest.alternatives, breaker_of, now),
-                window_of(report.tool),
+                _open_tools(manifest.alternatives, report.scope, breaker_of, now),
+                window_of(key),
                 tool.manifest.timeout,
             ),
             plan=_plan_part(report.call_id, manifest, turn, manifests),
@@ -323,7 +325,7 @@ class Engine:
             decision,
             (
                 *self.beginning(report.turn_id, turn, now),
-                *_transitions(report.tool, report.turn_id, stepped),
+                *_transitions(report.tool, report.scope, report.turn_id, stepped),
                 *(() if window is None else (_rate_limited(report, window),)),
                 failure,
             ),
@@ -348,7 +350,7 @@ class Engine:
         and the episode it ends."""
         succeeded = report.outcome is Outcome.SUCCESS
         told = EpisodeOutcome.SUCCEEDED if succeeded else EpisodeOutcome.FAILED
-        before = breaker_of(report.tool) or CLOSED_BREAKER
+        before = breaker_of(report.tool_key) or CLOSED_BREAKER
         stepped = breakers.on_outcome(
             before,
             manifests.manifest_for(report.tool)[0].breaker,
@@ -358,7 +360,7 @@ class Engine:
         )
         return (
             *self.beginning(report.turn_id, turn, now),
-            *_transitions(report.tool, report.turn_id, stepped),
+            *_transitions(report.tool, report.scope, report.turn_id, stepped),
             OutcomeEvent(
                 report=report,
                 breaker=None if stepped.state == before else stepped.state,
@@ -526,6 +528,7 @@ def _opened(
         via=via,
         attempt=attempt,
         until=context.now + timedelta(seconds=decision.delay + timeout),
+        scope=report.scope,
     )
 
 
@@ -597,22 +600,27 @@ NO_HISTORY = ToolHistory()
 
 
 def _rate_limited(report: FailureReport, window: RateWindow) -> RateLimited:
-    return RateLimited(tool=report.tool, window=window, turn_id=report.turn_id)
+    return RateLimited(tool=report.tool, window=window, turn_id=report.turn_id, scope=report.scope)
 
 
-def _open_tools(tools: tuple[str, ...], breaker_of: BreakerViews, now: datetime) -> frozenset[str]:
-    """Those of ``tools`` whose breaker is open at ``now``."""
+def _open_tools(
+    tools: tuple[str, ...], scope: str, breaker_of: BreakerViews, now: datetime
+) -> frozenset[str]:
+    """Those of ``tools`` whose breaker in ``scope`` (the failed call's: an alternative
+    is read where the call ran) is open at ``now``."""
     open_tools = []
     for tool in tools:
-        breaker = breaker_of(tool)
+        breaker = breaker_of(tool_key(tool, scope))
         if breaker is not None and breaker.effective_phase(now) is BreakerPhase.OPEN:
             open_tools.append(tool)
     return frozenset(open_tools)
 
 
-def _transitions(tool: str, turn_id: str, stepped: breakers.Stepped) -> tuple[EventDetail, ...]:
+def _transitions(
+    tool: str, scope: str, turn_id: str, stepped: breakers.Stepped
+) -> tuple[EventDetail, ...]:
     return tuple(
-        BreakerChanged(tool=tool, change=change, breaker=state, turn_id=turn_id)
+        BreakerChanged(tool=tool, change=change, breaker=state, turn_id=turn_id, scope=scope)
         for change, state in stepped.changes
     )
 

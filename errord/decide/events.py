@@ -33,6 +33,7 @@ from errord.decide.model import (
     RetryBudget,
     TurnSummary,
 )
+from errord.decide.scope import tool_key
 
 
 class EventKind(ClosedEnum):
@@ -148,14 +149,20 @@ class BreakerChanged(_Event, frozen=True, tag=EventKind.BREAKER.value):
     turn_id: str = ""
     by: str = ""
     """Who changed it by hand (reset, forced open), as the operator said."""
+    scope: str = ""
+    """The scope whose breaker it is (errord.decide.scope); empty: the tool's own."""
 
     @property
     def call(self) -> None:
         return None
 
     @property
+    def tool_key(self) -> str:
+        return tool_key(self.tool, self.scope)
+
+    @property
     def dedup_key(self) -> tuple[str, int]:
-        return (self.tool, self.breaker.generation)
+        return (self.tool_key, self.breaker.generation)
 
 
 class RateLimited(_Event, frozen=True, tag=EventKind.RATE_LIMITED.value):
@@ -166,14 +173,20 @@ class RateLimited(_Event, frozen=True, tag=EventKind.RATE_LIMITED.value):
     tool: str
     window: RateWindow
     turn_id: str = ""
+    scope: str = ""
+    """The scope whose window it is (errord.decide.scope); empty: the tool's own."""
 
     @property
     def call(self) -> None:
         return None
 
     @property
+    def tool_key(self) -> str:
+        return tool_key(self.tool, self.scope)
+
+    @property
     def dedup_key(self) -> tuple[str, int]:
-        return (self.tool, self.window.generation)
+        return (self.tool_key, self.window.generation)
 
 
 class ForgetReason(ClosedEnum):

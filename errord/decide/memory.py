@@ -30,9 +30,10 @@ OPENED, SUCCEEDED, FAILED = 1, 2, 4
 
 
 class MemoryKey(Struct, frozen=True, array_like=True, gc=False):
-    """A tool and one of its errors, by signature."""
+    """A tool in a scope and one of its errors, by signature."""
 
     tool: str
+    """The tool's key: its name, and its scope if any (errord.decide.scope)."""
     signature: str
 
 

@@ -18,6 +18,8 @@ from typing import Any, TypeAlias
 
 from msgspec import Struct, field
 
+from errord.decide.scope import tool_key
+
 JSONValue: TypeAlias = Any
 """A value that JSON can hold: dict, list, str, int, float, bool or None."""
 
@@ -220,10 +222,17 @@ class FailureReport(Record, frozen=True):
     """What the executor knows of the tool (its schema, its timeout); None when nothing. A
     tool without a manifest is decided with them (its half-open probe bounded by the
     timeout the executor enforces)."""
+    scope: str = ""
+    """The scope the attempt ran in (errord.decide.scope); empty: the tool alone."""
 
     @property
     def key(self) -> ReportKey:
         return ReportKey(self.turn_id, self.call_id, self.tool, self.attempt)
+
+    @property
+    def tool_key(self) -> str:
+        """The key of the tool's state in the report's scope (errord.decide.scope)."""
+        return tool_key(self.tool, self.scope)
 
 
 class Classification(Struct, frozen=True, omit_defaults=True, gc=False):
@@ -579,10 +588,17 @@ class OutcomeReport(Record, frozen=True):
     user_id: str = ""
     """As FailureReport's: for telemetry, never logged."""
     session_id: str = ""
+    scope: str = ""
+    """As FailureReport's: the scope the attempt ran in."""
 
     @property
     def key(self) -> ReportKey:
         return ReportKey(self.turn_id, self.call_id, self.tool, self.attempt)
+
+    @property
+    def tool_key(self) -> str:
+        """The key of the tool's state in the report's scope (errord.decide.scope)."""
+        return tool_key(self.tool, self.scope)
 
 
 class TakenDecision(Struct, frozen=True, array_like=True, gc=False):
@@ -664,6 +680,13 @@ class Episode(Record, frozen=True):
     episode still open then has an unknown outcome."""
     fingerprint: str = ""
     """The error's message with its varying details replaced, for people to read."""
+    scope: str = ""
+    """The scope the failing tool ran in: memory is per tool and scope."""
+
+    @property
+    def tool_key(self) -> str:
+        """The key of the failing tool's state in its scope (errord.decide.scope)."""
+        return tool_key(self.tool, self.scope)
 
 
 class ClosedEpisode(Record, frozen=True):

@@ -17,6 +17,7 @@ from errord.decide.manifest import ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey
 from errord.decide.model import Classification, FailureReport
+from errord.decide.scope import tool_key
 from errord.decide.signature import Signature, signature
 
 
@@ -41,8 +42,16 @@ class Reads:
         self.manifests = manifests
         """The manifests these were worked out with: a decision with others works them out
         again."""
-        self.breakers = (report.tool, *self._manifest.alternatives)
-        """The tools whose breakers the decision reads: the failed one and its alternatives."""
+        scope = report.scope
+        self.breakers = (
+            (report.tool, *self._manifest.alternatives)
+            if not scope
+            else tuple(
+                tool_key(tool, scope) for tool in (report.tool, *self._manifest.alternatives)
+            )
+        )
+        """The keys of the breakers the decision reads: the failed tool's and its
+        alternatives', in the call's scope."""
 
     @property
     def classification(self) -> Classification:
@@ -77,7 +86,7 @@ class Reads:
     @property
     def memory_key(self) -> MemoryKey:
         """Where episodic memory holds this error of this tool."""
-        return MemoryKey(self._report.tool, self.error.key)
+        return MemoryKey(self._report.tool_key, self.error.key)
 
     def _classify(self) -> tuple[Classification, Signature]:
         if self._classified is None:

@@ -116,6 +116,8 @@ def log_decision(report: FailureReport, decision: Decision) -> None:
         "rule": classification.rule,
         "action": decision.action.value,
     }
+    if report.scope:
+        fields["scope"] = report.scope
     if decision.action is Action.RETRY:
         fields["delay_ms"] = round(decision.delay * 1000)
     if decision.alternative_tool:

@@ -40,6 +40,7 @@ from errord.decide.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
 from errord.handler import ErrorHandler
+from errord.ops.metric_scopes import scope_rows
 from errord.reload import ManifestReloader
 from errord.state.health import NO_CANDIDATES, ToolHealth, ToolHealthBoard
 from errord.state.store import Store
@@ -92,9 +93,10 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
-    """The errord_tool_* metric families of ``healths``."""
+    """The errord_tool_* metric families of ``healths``, labelled by tool and scope (a
+    bounded number of scopes per tool: errord.ops.metric_scopes)."""
     counters = {
-        name: CounterMetricFamily(f"errord_tool_{name}", doc, labels=["tool"])
+        name: CounterMetricFamily(f"errord_tool_{name}", doc, labels=["tool", "scope"])
         for name, doc in (
             ("executions", "Attempts reported: failures and successful outcomes."),
             ("successes", "Successful outcomes reported."),
@@ -105,61 +107,70 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
         )
     }
     errors = CounterMetricFamily(
-        "errord_tool_errors", "Failures reported, by class.", labels=["tool", "class"]
+        "errord_tool_errors", "Failures reported, by class.", labels=["tool", "scope", "class"]
     )
     by_code = CounterMetricFamily(
-        "errord_tool_errors_by_code", "Failures reported, by error code.", labels=["tool", "code"]
+        "errord_tool_errors_by_code",
+        "Failures reported, by error code.",
+        labels=["tool", "scope", "code"],
     )
     by_exception = CounterMetricFamily(
         "errord_tool_errors_by_exception",
         "Failures reported, by exception type.",
-        labels=["tool", "exception_type"],
+        labels=["tool", "scope", "exception_type"],
     )
     decisions = CounterMetricFamily(
-        "errord_tool_decisions", "Recovery decisions, by action.", labels=["tool", "action"]
+        "errord_tool_decisions",
+        "Recovery decisions, by action.",
+        labels=["tool", "scope", "action"],
     )
     durations = HistogramMetricFamily(
-        "errord_tool_duration_seconds", "Durations of attempts, as reported.", labels=["tool"]
+        "errord_tool_duration_seconds",
+        "Durations of attempts, as reported.",
+        labels=["tool", "scope"],
     )
     failure_ratio = GaugeMetricFamily(
         "errord_tool_recent_failure_ratio",
         "Failures per execution over the alert window.",
-        labels=["tool"],
+        labels=["tool", "scope"],
     )
     breaker_state = GaugeMetricFamily(
         "errord_tool_breaker_state",
         "1 for the phase the tool's circuit breaker is in, 0 for the others.",
-        labels=["tool", "state"],
+        labels=["tool", "scope", "state"],
     )
     alerts = GaugeMetricFamily(
-        "errord_tool_alert", "1 while the alert condition holds.", labels=["tool", "alert"]
+        "errord_tool_alert", "1 while the alert condition holds.", labels=["tool", "scope", "alert"]
     )
-    for health in healths:
-        tool, stats = health.tool, health.stats
+    for row in scope_rows(healths):
+        tool, scope, stats = row.tool, row.scope, row.stats
         for name, family in counters.items():
-            family.add_metric([tool], getattr(stats, name))
-        errors.add_metric([tool, "transient"], stats.transient_errors)
-        errors.add_metric([tool, "permanent"], stats.permanent_errors)
+            family.add_metric([tool, scope], getattr(stats, name))
+        errors.add_metric([tool, scope, "transient"], stats.transient_errors)
+        errors.add_metric([tool, scope, "permanent"], stats.permanent_errors)
         for code, count in stats.errors_by_code.items():
-            by_code.add_metric([tool, code.value], count)
+            by_code.add_metric([tool, scope, code.value], count)
         for exception, count in stats.errors_by_exception.items():
-            by_exception.add_metric([tool, exception], count)
+            by_exception.add_metric([tool, scope, exception], count)
         for action, count in stats.decisions.items():
-            decisions.add_metric([tool, action.value], count)
+            decisions.add_metric([tool, scope, action.value], count)
         cumulative, buckets = 0, []
         bounds = (*DURATION_BOUNDS, float("inf"))
         for bound, count in zip(bounds, stats.durations.buckets, strict=True):
             cumulative += count
             buckets.append((_bound(bound), cumulative))
-        durations.add_metric([tool], buckets, stats.durations.total)
-        failure_ratio.add_metric([tool], health.recent_failure_rate)
+        durations.add_metric([tool, scope], buckets, stats.durations.total)
+        health = row.health
+        if health is None:
+            continue  # the folded scopes' sum: no breaker of its own
+        failure_ratio.add_metric([tool, scope], health.recent_failure_rate)
         for phase in BreakerPhase:
             breaker_state.add_metric(
-                [tool, phase.value.lower()], float(phase is health.breaker.phase)
+                [tool, scope, phase.value.lower()], float(phase is health.breaker.phase)
             )
         raised = {alert.kind for alert in health.alerts}
         for kind in AlertKind:
-            alerts.add_metric([tool, kind.value.lower()], float(kind in raised))
+            alerts.add_metric([tool, scope, kind.value.lower()], float(kind in raised))
     return [
         *counters.values(),
         errors,

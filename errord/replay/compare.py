@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from errord.decide.events import BreakerChanged, EventDetail, TraceEvent
+from errord.decide.events import BreakerChanged, EventDetail, FailureEvent, TraceEvent
 from errord.decide.model import Action, BreakerChange, Classification, Decision
 
 DEFAULT_EXAMPLES = 3
@@ -37,6 +37,8 @@ class Example:
     attempt: int
     reason_before: str
     reason_after: str
+    scope: str = ""
+    """The scope the failed tool ran in; empty: none."""
 
 
 @dataclass(slots=True)
@@ -119,7 +121,7 @@ class Comparison:
         summary.escalations_before += recorded.action is Action.ESCALATE
         if replayed is None:
             summary.changed += 1
-            self._count(("admission", "REFUSED", "ADMITTED"), recorded, ADMITTED)
+            self._count(("admission", "REFUSED", "ADMITTED"), event, recorded, ADMITTED)
             return
         summary.retry_wait_after += _wait(replayed)
         summary.escalations_after += replayed.action is Action.ESCALATE
@@ -127,7 +129,7 @@ class Comparison:
         if differences:
             summary.changed += 1
             for difference in differences:
-                self._count(difference, recorded, replayed.reason)
+                self._count(difference, event, recorded, replayed.reason)
 
     def shows(self, event: TraceEvent, recorded: Decision, replayed: Decision) -> bool:
         """Whether ``replayed``, if compared, would be kept as an example of a change (and
@@ -168,7 +170,13 @@ class Comparison:
                 openings += self.scope.covers(event, detail.tool)
         return openings
 
-    def _count(self, difference: tuple[str, str, str], recorded: Decision, reason: str) -> None:
+    def _count(
+        self,
+        difference: tuple[str, str, str],
+        event: TraceEvent,
+        recorded: Decision,
+        reason: str,
+    ) -> None:
         change = self._changes.get(difference)
         if change is None:
             change = self._changes[difference] = Change(*difference)
@@ -182,6 +190,7 @@ class Comparison:
                     recorded.attempt,
                     recorded.reason,
                     reason,
+                    _scope_of(event),
                 )
             )
 
@@ -207,3 +216,8 @@ def classified(classification: Classification) -> str:
 
 def _wait(decision: Decision) -> float:
     return decision.delay if decision.action is Action.RETRY else 0.0
+
+
+def _scope_of(event: TraceEvent) -> str:
+    detail = event.detail
+    return detail.report.scope if isinstance(detail, FailureEvent) else ""

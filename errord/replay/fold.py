@@ -168,15 +168,18 @@ class Replayer:
             admission = admit(
                 report.key,
                 self._manifests.manifest_for(report.tool)[0],
-                state.breakers.get(report.tool),
+                state.breakers.get(report.tool_key),
                 recorded.decision.decided_at,
-                state.windows.get(report.tool),
+                state.windows.get(report.tool_key),
+                report.scope,
             )
             if admission.admitted:
                 self._claimed(event, report.key, admission.claim)
                 return Redecided(event, recorded, None)
             if admission.held != (report.error.code is ErrorCode.RATE_LIMITED):
-                report = refusal(report.key, report.arguments, held=admission.held)
+                report = refusal(
+                    report.key, report.arguments, held=admission.held, scope=report.scope
+                )
         decided = self._decide(self._deciding, report, recorded.decision)
         if self._shown is not None and self._shown(event, recorded.decision, decided.decision):
             decided = self._decide(self._engine, report, recorded.decision)
@@ -221,7 +224,7 @@ class Replayer:
             self._claim(event, recorded)
 
     def _operator(self, event: TraceEvent, recorded: BreakerChanged) -> None:
-        before = self.state.breakers.get(recorded.tool)
+        before = self.state.breakers.get(recorded.tool_key)
         if recorded.change is BreakerChange.RESET:
             stepped = breakers.reset(before, event.time)
         elif recorded.change is BreakerChange.FORCED_OPEN:
@@ -232,7 +235,13 @@ class Replayer:
         self._regenerated(
             event,
             tuple(
-                BreakerChanged(tool=recorded.tool, change=change, breaker=after, by=recorded.by)
+                BreakerChanged(
+                    tool=recorded.tool,
+                    change=change,
+                    breaker=after,
+                    by=recorded.by,
+                    scope=recorded.scope,
+                )
                 for change, after in stepped.changes
             ),
         )
@@ -244,7 +253,8 @@ class Replayer:
             return
         key = ReportKey(probe.turn_id, probe.call_id, recorded.tool, probe.attempt)
         manifest = self._manifests.manifest_for(recorded.tool)[0]
-        admission = admit(key, manifest, self.state.breakers.get(recorded.tool), event.time)
+        breaker = self.state.breakers.get(recorded.tool_key)
+        admission = admit(key, manifest, breaker, event.time, scope=recorded.scope)
         self._claimed(event, key, admission.claim)
 
     def _claimed(

@@ -27,7 +27,8 @@ class ToolWatcher:
 
     def __init__(self) -> None:
         self.changed: set[str] | None = set()
-        """Tools whose breaker or window changed; EVERY_TOOL after a reload."""
+        """The keys (tool and scope: errord.decide.scope) whose breaker or window changed;
+        EVERY_TOOL after a reload."""
         self.closed = False
         self._arrived = asyncio.Event()
 
@@ -71,7 +72,7 @@ class BreakerFeed:
             if (type(detail) is BreakerChanged or type(detail) is RateLimited) and (
                 tools is not EVERY_TOOL
             ):
-                tools.add(detail.tool)
+                tools.add(detail.tool_key)
             elif type(detail) is ManifestsReloaded and detail.applied:
                 tools = EVERY_TOOL
         if tools is EVERY_TOOL or tools:

@@ -1,4 +1,4 @@
-"""Per-tool circuit breakers, as the trace recorded them.
+"""Circuit breakers, per tool and scope, as the trace recorded them.
 
 Every event that changes a breaker carries the breaker's state right after it
 (a decision's ``breaker``, an outcome's, a transition's), computed by
@@ -27,7 +27,7 @@ def breaker_after(event: TraceEvent) -> BreakerState | None:
 
 
 class BreakerFold(EachEvent[str, BreakerState]):
-    """Folds breaker states, keyed by tool."""
+    """Folds breaker states, keyed by tool and scope (errord.decide.scope)."""
 
     name = "breaker"
     version = 1
@@ -37,11 +37,11 @@ class BreakerFold(EachEvent[str, BreakerState]):
     def keys(self, event: TraceEvent) -> Sequence[str]:
         detail = event.detail
         if type(detail) is FailureEvent:  # the kinds are final: type() is the quickest test
-            return (detail.report.tool,) if detail.decision.breaker is not None else ()
+            return (detail.report.tool_key,) if detail.decision.breaker is not None else ()
         if type(detail) is OutcomeEvent:
-            return (detail.report.tool,) if detail.breaker is not None else ()
+            return (detail.report.tool_key,) if detail.breaker is not None else ()
         if type(detail) is BreakerChanged:
-            return (detail.tool,)
+            return (detail.tool_key,)
         return ()
 
     def apply(self, key: str, state: BreakerState | None, event: TraceEvent) -> BreakerState:

@@ -1,4 +1,4 @@
-"""Each tool's health as operators read it: breaker, statistics, alerts.
+"""Each tool's health, per scope, as operators read it: breaker, statistics, alerts.
 
 One read model over the breaker and statistics projections and the manifests,
 shared by GetToolStats, the breaker RPCs, ``errord stats`` and the Prometheus
@@ -24,6 +24,7 @@ from errord.decide.manifest import BreakerPolicy
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState, RateWindow
 from errord.decide.overrides import OverrideCandidate, override_candidates
+from errord.decide.scope import tool_and_scope, tool_of
 from errord.state.projections import Projections
 from errord.state.tool_stats import Minute, ToolStats
 
@@ -36,14 +37,24 @@ NO_CANDIDATES: Mapping[str, list[OverrideCandidate]] = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class BreakerView:
-    """A tool's breaker with its policy, and its rate-limit window, at one moment."""
+    """A tool's breaker in a scope with its policy, and its rate-limit window, at one
+    moment."""
 
-    tool: str
+    key: str
+    """The tool's key: its name, and its scope if any (errord.decide.scope)."""
     state: BreakerState
     policy: BreakerPolicy
     now: datetime
     window: RateWindow | None = None
     """The tool's last rate-limit window, if it had one."""
+
+    @property
+    def tool(self) -> str:
+        return tool_of(self.key)
+
+    @property
+    def scope(self) -> str:
+        return tool_and_scope(self.key)[1]
 
     @property
     def next_break(self) -> float:
@@ -70,15 +81,24 @@ class BreakerView:
 
 @dataclass(frozen=True, slots=True)
 class ToolHealth:
-    """One tool's statistics, recent figures, breaker and alerts."""
+    """One tool's statistics, recent figures, breaker and alerts, in one scope."""
 
-    tool: str
+    key: str
+    """The tool's key: its name, and its scope if any (errord.decide.scope)."""
     stats: ToolStats
     recent: Minute
     breaker: BreakerView
     alerts: tuple[Alert, ...]
     override_candidates: tuple[OverrideCandidate, ...] = ()
     """Its errors that retries never fixed."""
+
+    @property
+    def tool(self) -> str:
+        return tool_of(self.key)
+
+    @property
+    def scope(self) -> str:
+        return tool_and_scope(self.key)[1]
 
     @property
     def failure_rate(self) -> float:
@@ -116,7 +136,8 @@ class ToolHealthBoard:
         """Told retries episodic memory needs to stop retrying an error."""
 
     def tools(self) -> list[str]:
-        """Every tool with a manifest, a breaker or statistics, by name."""
+        """The key of every tool with a manifest, and of every tool and scope with a
+        breaker or statistics, in order: each tool's scopes after it."""
         names = set(self._manifests().names)
         names.update(self._state.breakers.snapshot())
         names.update(self._state.tool_stats.snapshot())
@@ -125,36 +146,38 @@ class ToolHealthBoard:
     def knows(self, tool: str) -> bool:
         return tool in self._manifests() or self._state.has_tool(tool)
 
-    def breaker(self, tool: str, now: datetime) -> BreakerView:
-        state = self._state.breakers.view(tool) or CLOSED_BREAKER
-        policy = self._manifests().breaker_policy(tool)
-        return BreakerView(tool, state, policy, now, self._state.windows.view(tool))
+    def breaker(self, key: str, now: datetime) -> BreakerView:
+        """The breaker of the tool and scope ``key`` (errord.decide.scope)."""
+        state = self._state.breakers.view(key) or CLOSED_BREAKER
+        policy = self._manifests().breaker_policy(tool_of(key))
+        return BreakerView(key, state, policy, now, self._state.windows.view(key))
 
-    def activity(self, tool: str) -> ToolStats | None:
-        """The tool's statistics: when it last succeeded, when its breaker was reset."""
-        return self._state.tool_stats.view(tool)
+    def activity(self, key: str) -> ToolStats | None:
+        """The statistics of the tool and scope ``key``: when it last succeeded, when its
+        breaker was reset."""
+        return self._state.tool_stats.view(key)
 
     def health(
         self,
-        tool: str,
+        key: str,
         now: datetime,
         candidates: Mapping[str, list[OverrideCandidate]] | None = None,
     ) -> ToolHealth:
-        """The tool's health; ``candidates``: override_candidates(now), when the caller
-        reads several tools."""
-        stats = self._state.tool_stats.view(tool) or ToolStats()
+        """The health of the tool and scope ``key``; ``candidates``:
+        override_candidates(now), when the caller reads several tools."""
+        stats = self._state.tool_stats.view(key) or ToolStats()
         recent = stats.since(now - timedelta(seconds=self.thresholds.window))
-        breaker = self.breaker(tool, now)
-        health = ToolHealth(tool, stats, recent, breaker, ())
+        breaker = self.breaker(key, now)
+        health = ToolHealth(key, stats, recent, breaker, ())
         if candidates is None:
             candidates = self.override_candidates(now)
         return ToolHealth(
-            tool,
+            key,
             stats,
             recent,
             breaker,
             self._alerts(health),
-            tuple(candidates.get(tool, ())),
+            tuple(candidates.get(key, ())),
         )
 
     async def read(

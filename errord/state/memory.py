@@ -1,4 +1,5 @@
-"""Episodic memory's statistics: per tool and error signature, how each recovery turned out.
+"""Episodic memory's statistics: per tool (and scope) and error signature, how each recovery
+turned out.
 
 Every episode a decision opens (errord.decide.engine: a RETRY, an alternative tool) and
 every one a later report closes is folded into a tally of its recovery, kept per tool
@@ -77,7 +78,7 @@ def episode_keys(detail: EventDetail) -> tuple[MemoryKey, ...]:
 
 
 def _key(episode: Episode) -> MemoryKey:
-    return MemoryKey(episode.tool, episode.signature)
+    return MemoryKey(episode.tool_key, episode.signature)
 
 
 def _told(closed: ClosedEpisode) -> int:

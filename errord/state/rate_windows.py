@@ -1,4 +1,4 @@
-"""Per-tool rate-limit windows, as the trace recorded them.
+"""Rate-limit windows, per tool and scope, as the trace recorded them.
 
 A RateLimited event carries the window a rate-limited failure opened or lengthened
 (errord.decide.rate_limits), computed when it was decided. Folding takes the last one:
@@ -16,7 +16,7 @@ from errord.state.projection import EachEvent
 
 
 class RateWindowFold(EachEvent[str, RateWindow]):
-    """Folds rate-limit windows, keyed by tool."""
+    """Folds rate-limit windows, keyed by tool and scope (errord.decide.scope)."""
 
     name = "rate_window"
     version = 1
@@ -25,7 +25,7 @@ class RateWindowFold(EachEvent[str, RateWindow]):
 
     def keys(self, event: TraceEvent) -> Sequence[str]:
         detail = event.detail
-        return (detail.tool,) if type(detail) is RateLimited else ()
+        return (detail.tool_key,) if type(detail) is RateLimited else ()
 
     def apply(self, key: str, state: RateWindow | None, event: TraceEvent) -> RateWindow:
         detail = event.detail

@@ -1,4 +1,4 @@
-"""Per-tool statistics, folded from the trace: outcomes, errors by kind, durations.
+"""Statistics per tool and scope, folded from the trace: outcomes, errors by kind, durations.
 
 An execution is an attempt errord learns of: a reported failure (but not an
 attempt its breaker or rate-limit window refused, which never ran), or a successful
@@ -16,6 +16,7 @@ the trace when this fold changes.
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -146,11 +147,11 @@ class ToolStatsFold:
     def keys(self, event: TraceEvent) -> Sequence[str]:
         detail = event.detail
         if type(detail) is FailureEvent:  # the kinds are final: type() is the quickest test
-            return (detail.report.tool,)
+            return (detail.report.tool_key,)
         if type(detail) is OutcomeEvent:
-            return (detail.report.tool,) if detail.report.outcome is Outcome.SUCCESS else ()
+            return (detail.report.tool_key,) if detail.report.outcome is Outcome.SUCCESS else ()
         if type(detail) is BreakerChanged:
-            return (detail.tool,) if detail.change in _COUNTED_CHANGES else ()
+            return (detail.tool_key,) if detail.change in _COUNTED_CHANGES else ()
         return ()
 
     def apply(self, key: str, state: ToolStats | None, event: TraceEvent) -> ToolStats:
@@ -273,3 +274,30 @@ class _Tally:
 def _minute(time: datetime) -> int:
     """Unix time in whole minutes."""
     return int(time.timestamp() // 60)
+
+
+def summed(stats: Sequence[ToolStats]) -> ToolStats:
+    """The counters of ``stats`` added up (as one series of several scopes' metrics):
+    counts, decisions, errors and durations; not the recent minutes nor the moments."""
+    counts = {name: sum(getattr(each, name) for each in stats) for name in _COUNTERS}
+    decisions: Counter[Action] = Counter()
+    by_code: Counter[ErrorCode] = Counter()
+    by_exception: Counter[str] = Counter()
+    buckets = [0] * (len(DURATION_BOUNDS) + 1)
+    for each in stats:
+        decisions.update(each.decisions)
+        by_code.update(each.errors_by_code)
+        by_exception.update(each.errors_by_exception)
+        for index, count in enumerate(each.durations.buckets):
+            buckets[index] += count
+    return ToolStats(
+        **counts,
+        decisions=dict(decisions),
+        errors_by_code=dict(by_code),
+        errors_by_exception=dict(by_exception),
+        durations=Durations(
+            tuple(buckets),
+            sum(each.durations.count for each in stats),
+            sum(each.durations.total for each in stats),
+        ),
+    )

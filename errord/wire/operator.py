@@ -16,6 +16,7 @@ from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import message
 
 from errord.clock import Clock
+from errord.decide.scope import tool_key, tool_of
 from errord.errors import NoManifestDirectory, ToolNotFound
 from errord.operator_actions import OperatorActions
 from errord.reload import ManifestReloader
@@ -79,25 +80,28 @@ class OperatorService:
         )
 
     async def get_breaker(self, data: bytes) -> pb.GetBreakerResponse:
-        tool = self._known_tool(decode(pb.GetBreakerRequest, data).tool)
-        breaker = self._board.breaker(tool, self._clock.now())
+        request = decode(pb.GetBreakerRequest, data)
+        key = self._known_tool(request.tool, request.scope)
+        breaker = self._board.breaker(key, self._clock.now())
         return pb.GetBreakerResponse(breaker=responses.breaker_to_proto(breaker))
 
     async def reset_breaker(self, data: bytes) -> pb.ResetBreakerResponse:
         asked = requests.reset_from_proto(decode(pb.ResetBreakerRequest, data))
-        event = await self._actions.reset_breaker(asked.tool, by=asked.by)
+        event = await self._actions.reset_breaker(asked.tool, by=asked.by, scope=asked.scope)
+        key = tool_key(asked.tool, asked.scope)
         return pb.ResetBreakerResponse(
-            breaker=responses.breaker_to_proto(self._board.breaker(asked.tool, self._clock.now())),
+            breaker=responses.breaker_to_proto(self._board.breaker(key, self._clock.now())),
             event=responses.trace_event_to_proto(event),
         )
 
     async def force_open_breaker(self, data: bytes) -> pb.ForceOpenBreakerResponse:
         asked = requests.forced_opening_from_proto(decode(pb.ForceOpenBreakerRequest, data))
         event = await self._actions.force_open_breaker(
-            asked.tool, duration=asked.seconds or None, by=asked.by
+            asked.tool, duration=asked.seconds or None, by=asked.by, scope=asked.scope
         )
+        key = tool_key(asked.tool, asked.scope)
         return pb.ForceOpenBreakerResponse(
-            breaker=responses.breaker_to_proto(self._board.breaker(asked.tool, self._clock.now())),
+            breaker=responses.breaker_to_proto(self._board.breaker(key, self._clock.now())),
             event=responses.trace_event_to_proto(event),
         )
 
@@ -105,7 +109,14 @@ class OperatorService:
         """A step per tool, a slice of tools at a time (errord.state.health), and one pass
         over episodic memory, off the loop."""
         request = decode(pb.GetToolStatsRequest, data)
-        tools = [self._known_tool(request.tool)] if request.tool else self._board.tools()
+        tools = self._board.tools()
+        if request.scope:
+            tools = [self._known_tool(request.tool, request.scope)]
+        elif request.tool:
+            tool, _ = requests.tool_from_proto(request.tool)
+            tools = [key for key in tools if tool_of(key) == tool]  # each of its scopes
+            if not tools:
+                raise ToolNotFound(tool)
         now = self._clock.now()
         candidates = await self._board.read_override_candidates(now)
         answer = pb.GetToolStatsResponse(window=responses.duration(self._board.thresholds.window))
@@ -115,9 +126,11 @@ class OperatorService:
 
     async def recall_episodes(self, data: bytes) -> pb.RecallEpisodesResponse:
         asked = requests.episode_query_from_proto(decode(pb.RecallEpisodesRequest, data))
-        remembered = await self._actions.recall_episodes(asked.tool, asked.message, asked.code)
+        remembered = await self._actions.recall_episodes(
+            asked.tool, asked.message, asked.code, asked.scope
+        )
         now = self._clock.now()
-        activity = self._board.activity(asked.tool)
+        activity = self._board.activity(tool_key(asked.tool, asked.scope))
         verdicts = responses.MemoryVerdicts(
             self._board.min_episodes,
             activity.succeeded_at if activity is not None else None,
@@ -125,11 +138,13 @@ class OperatorService:
         )
         return responses.recalled_to_proto(remembered, now, verdicts)
 
-    def _known_tool(self, tool: str) -> str:
-        tool = requests.tool_from_proto(tool)
-        if not self._board.knows(tool):
-            raise ToolNotFound(tool)
-        return tool
+    def _known_tool(self, tool: str, scope: str = "") -> str:
+        """The key of ``tool`` in ``scope`` (errord.decide.scope), which errord knows."""
+        tool, scope = requests.tool_from_proto(tool, scope)
+        key = tool_key(tool, scope)
+        if not self._board.knows(key):
+            raise ToolNotFound(tool, scope=scope)
+        return key
 
 
 def rpc_handlers(service: OperatorService) -> grpc.GenericRpcHandler:

@@ -82,6 +82,7 @@ def summary_to_proto(summary: ReplaySummary) -> pb.ReplaySummary:
                         attempt=e.attempt,
                         reason_before=e.reason_before,
                         reason_after=e.reason_after,
+                        scope=e.scope,
                     )
                     for e in change.examples
                 ],

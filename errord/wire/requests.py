@@ -97,7 +97,7 @@ def plain_failure_report(request: pb.ReportFailureRequest) -> FailureReport:
     """The report, when every field of ``request`` is plainly within bounds, as nearly all
     are; NotPlain at the first that needs ``_failure_report``'s checks. Both give the same
     report for any request this passes (tests/unit/test_wire_requests.py)."""
-    user_id, session_id = request.user_id, request.session_id
+    user_id, session_id, scope = request.user_id, request.session_id, request.scope
     return FailureReport(
         turn_id=plain_identifier(request.turn_id),
         call_id=plain_identifier(request.call_id),
@@ -111,6 +111,7 @@ def plain_failure_report(request: pb.ReportFailureRequest) -> FailureReport:
         declaration=plain_declaration(request.tool_declaration)
         if request.HasField("tool_declaration")
         else None,
+        scope=plain_identifier(scope) if scope else "",
     )
 
 
@@ -173,6 +174,7 @@ def _failure_report(request: pb.ReportFailureRequest, check: Violations) -> Fail
         declaration=declaration_from_proto(request.tool_declaration, check)
         if request.HasField("tool_declaration")
         else None,
+        scope=optional_identifier(check, "scope", request.scope),
     )
 
 
@@ -228,6 +230,7 @@ class AttemptToAdmit:
 
     key: ReportKey
     arguments: dict[str, JSONValue]
+    scope: str = ""
 
 
 def admission_from_proto(request: pb.AdmitCallRequest) -> AttemptToAdmit:
@@ -240,8 +243,9 @@ def admission_from_proto(request: pb.AdmitCallRequest) -> AttemptToAdmit:
         check.attempt(request.attempt),
     )
     arguments = check.json("arguments", request.arguments) or {}
+    scope = optional_identifier(check, "scope", request.scope)
     check.raise_any()
-    return AttemptToAdmit(key, arguments)
+    return AttemptToAdmit(key, arguments, scope)
 
 
 def outcome_report_from_proto(request: pb.ReportOutcomeRequest) -> OutcomeReport:
@@ -262,6 +266,7 @@ def outcome_report_from_proto(request: pb.ReportOutcomeRequest) -> OutcomeReport
         decision_id=check.text("decision_id", request.decision_id, MAX_ID_LENGTH),
         user_id=optional_identifier(check, "user_id", request.user_id),
         session_id=optional_identifier(check, "session_id", request.session_id),
+        scope=optional_identifier(check, "scope", request.scope),
     )
     check.raise_any()
     return report
@@ -458,34 +463,39 @@ def reload_by_from_proto(request: pb.ReloadManifestsRequest) -> str:
     return by
 
 
-def tool_from_proto(tool: str) -> str:
-    """The tool an operator request names."""
+def tool_from_proto(tool: str, scope: str = "") -> tuple[str, str]:
+    """The tool an operator request names, and its scope (empty: none)."""
     check = Violations()
     tool = check.identifier("tool", tool)
+    scope = optional_identifier(check, "scope", scope)
     check.raise_any()
-    return tool
+    return tool, scope
 
 
 @dataclass(frozen=True)
 class BreakerAction:
-    """A reset, or a forced opening of ``seconds`` (0: until reset), of ``tool``'s breaker."""
+    """A reset, or a forced opening of ``seconds`` (0: until reset), of the breaker of
+    ``tool`` in ``scope``."""
 
     tool: str
     by: str
     seconds: float = 0.0
+    scope: str = ""
 
 
 def reset_from_proto(request: pb.ResetBreakerRequest) -> BreakerAction:
     check = Violations()
     tool = check.identifier("tool", request.tool)
     by = check.text("by", request.by, MAX_BY_LENGTH)
+    scope = optional_identifier(check, "scope", request.scope)
     check.raise_any()
-    return BreakerAction(tool, by)
+    return BreakerAction(tool, by, scope=scope)
 
 
 def forced_opening_from_proto(request: pb.ForceOpenBreakerRequest) -> BreakerAction:
     check = Violations()
     tool = check.identifier("tool", request.tool)
+    scope = optional_identifier(check, "scope", request.scope)
     by = check.text("by", request.by, MAX_BY_LENGTH)
     problems_before = len(check.found)
     seconds = check.seconds("duration", request.duration)
@@ -496,7 +506,7 @@ def forced_opening_from_proto(request: pb.ForceOpenBreakerRequest) -> BreakerAct
             "the breaker open until ResetBreaker",
         )
     check.raise_any()
-    return BreakerAction(tool, by, seconds)
+    return BreakerAction(tool, by, seconds, scope)
 
 
 @dataclass(frozen=True)
@@ -506,14 +516,16 @@ class EpisodeQuery:
     tool: str
     message: str | None
     code: ErrorCode | None
+    scope: str = ""
 
 
 def episode_query_from_proto(request: pb.RecallEpisodesRequest) -> EpisodeQuery:
     check = Violations()
     tool = check.identifier("tool", request.tool)
+    scope = optional_identifier(check, "scope", request.scope)
     message = check.text("message", request.message) if request.message else None
     code = None
     if request.code != pb.ERROR_CODE_UNSPECIFIED:
         code = check.enum("code", request.code, CODES)
     check.raise_any()
-    return EpisodeQuery(tool, message, code)
+    return EpisodeQuery(tool, message, code, scope)

@@ -58,6 +58,7 @@ from errord.decide.model import (
     TurnSummary,
 )
 from errord.decide.reconcile import Reconciliation
+from errord.decide.scope import tool_and_scope
 from errord.state.health import BreakerView, ToolHealth
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -327,13 +328,12 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
         message.memory_forgotten.CopyFrom(
             pb.MemoryForgottenEvent(
                 reason=WIRE_FORGET_REASONS[detail.reason],
-                errors=[
-                    pb.ForgottenError(tool=k.tool, signature=k.signature) for k in detail.errors
-                ],
+                errors=[_forgotten_to_proto(key) for key in detail.errors],
             )
         )
     elif isinstance(detail, BreakerChanged):
         message.tool = detail.tool
+        message.scope = detail.scope
         message.breaker.CopyFrom(
             pb.BreakerEvent(
                 change=WIRE_CHANGES[detail.change],
@@ -343,6 +343,7 @@ def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
         )
     elif isinstance(detail, RateLimited):
         message.tool = detail.tool
+        message.scope = detail.scope
         rate_window_to_proto(detail.window, message.rate_limited.window)
     return message
 
@@ -351,6 +352,12 @@ def _name_attempt(message: pb.TraceEvent, report: FailureReport | OutcomeReport)
     message.call_id = report.call_id
     message.tool = report.tool
     message.attempt = report.attempt
+    message.scope = report.scope
+
+
+def _forgotten_to_proto(key: MemoryKey) -> pb.ForgottenError:
+    tool, scope = tool_and_scope(key.tool)
+    return pb.ForgottenError(tool=tool, signature=key.signature, scope=scope)
 
 
 def failure_event_to_proto(
@@ -471,6 +478,7 @@ def breaker_to_proto(view: BreakerView) -> pb.Breaker:
     policy = view.policy
     message = pb.Breaker(
         tool=view.tool,
+        scope=view.scope,
         state=breaker_state_to_proto(view.state, view.now),
         effective_phase=WIRE_PHASES[view.phase],
         failure_threshold=policy.failure_threshold,
@@ -572,6 +580,7 @@ def tool_health_to_proto(health: ToolHealth) -> pb.ToolStats:
     stats, recent = health.stats, health.recent
     return pb.ToolStats(
         tool=health.tool,
+        scope=health.scope,
         executions=stats.executions,
         successes=stats.successes,
         errors=stats.errors,

@@ -83,10 +83,10 @@ class ErrorHandlerService:
     async def admit_call(self, data: bytes, context: Context) -> pb.AdmitCallResponse:
         asked = requests.admission_from_proto(decode(pb.AdmitCallRequest, data))
         if self.telemetry is None:
-            admitted = await self._handler.admit_call(asked.key, asked.arguments)
+            admitted = await self._handler.admit_call(asked.key, asked.arguments, asked.scope)
         else:
             admitted = await self.telemetry.admit_call(
-                self._handler, asked.key, asked.arguments, context
+                self._handler, asked.key, asked.arguments, context, asked.scope
             )
         admission, decision, replayed = admitted
         return tool_policies.admission_to_proto(

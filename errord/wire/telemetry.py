@@ -133,8 +133,9 @@ class Telemetry:
         key: ReportKey,
         arguments: dict[str, JSONValue],
         context: Context,
+        scope: str = "",
     ) -> tuple[Admission, Decision | None, bool]:
-        admission, decision, replayed = await handler.admit_call(key, arguments)
+        admission, decision, replayed = await handler.admit_call(key, arguments, scope)
         if self.spans is not None and not replayed:
             if decision is not None:
                 self._failure_span("AdmitCall", decision, None, context)
@@ -142,6 +143,8 @@ class Telemetry:
                 attributes = call_attributes("AdmitCall", key.turn_id, key.call_id, key.tool)
                 attributes["errord.attempt"] = key.attempt
                 attributes["errord.admission"] = "probe_claimed"
+                if scope:
+                    attributes["errord.scope"] = scope
                 attributes["errord.breaker.phase"] = admission.breaker.phase.value
                 name, at = span_name("AdmitCall"), handler.clock.now()
                 self.spans.emit(name, metadata(context), key.turn_id, at, attributes, False)
@@ -236,6 +239,8 @@ def outcome_attributes(report: OutcomeReport) -> Attributes:
 
 
 def _add_people(attributes: Attributes, report: FailureReport | OutcomeReport) -> None:
+    if report.scope:
+        attributes["errord.scope"] = report.scope
     if report.user_id:
         attributes["user.id"] = report.user_id
     if report.session_id:

@@ -10,6 +10,7 @@ from errord_client.v1 import errord_pb2 as pb
 from errord.decide.admission import Admission
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import BreakerState, Decision, RateWindow
+from errord.decide.scope import tool_and_scope
 from errord.wire.responses import (
     breaker_state_to_proto,
     decision_to_proto,
@@ -41,20 +42,22 @@ def tool_policies_to_proto(
     snapshot: bool,
     window_of: Callable[[str], RateWindow | None] | None = None,
 ) -> pb.WatchToolsResponse:
-    """The policies of ``tools``, by name; every tool errord knows for a ``snapshot``. A
-    tool's rate-limit window is sent while it holds."""
+    """The policies of ``tools`` (keys of tools and scopes: errord.decide.scope); every
+    tool errord knows for a ``snapshot``. A rate-limit window is sent while it holds."""
     response = pb.WatchToolsResponse(
         snapshot=snapshot, default_timeout=duration(manifests.defaults.timeout)
     )
-    for tool in sorted(tools):
-        breaker = breaker_of(tool) or BreakerState()
+    for key in sorted(tools):
+        tool, scope = tool_and_scope(key)
+        breaker = breaker_of(key) or BreakerState()
         policy = response.tools.add(
             tool=tool,
             timeout=duration(manifests.manifest_for(tool)[0].timeout),
             breaker=breaker_state_to_proto(breaker, now),
             has_manifest=tool in manifests,
+            scope=scope,
         )
-        window = window_of(tool) if window_of is not None else None
+        window = window_of(key) if window_of is not None else None
         if window is not None and window.holds(now):
             rate_window_to_proto(window, policy.rate_limit)
     return response

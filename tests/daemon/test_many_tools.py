@@ -122,8 +122,8 @@ def test_past_max_tools_a_new_tool_is_refused_and_the_others_are_still_decided(
             assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
             assert refused.value.details() == (
                 "tool 'tool-new' is refused: it has no manifest and no recorded report, and "
-                "errord already tracks 3 tools, the most max_tools allows; give it a manifest, "
-                "or raise max_tools"
+                "errord already tracks 3 tools and scopes, the most max_tools allows; give it "
+                "a manifest, use fewer scopes, or raise max_tools"
             )
             outcome = pb.ReportOutcomeRequest(
                 turn_id="late", call_id="c", tool="tool-new", attempt=1, outcome=pb.OUTCOME_SUCCESS

@@ -225,6 +225,22 @@ def test_replay_agrees_with_breakers_windows_and_memory_as_recorded(tmp_path: Pa
                 turn_id="after", call_id="c", tool="flaky", attempt=1,
                 code=pb.ERROR_CODE_CONNECTION, message="connection refused",
             )  # fmt: skip
+            for n in range(6):  # an outage in one scope: its breaker alone opens
+                errord.report_failure(
+                    turn_id=f"eu{n}", call_id="c", tool="flaky", attempt=1, scope="eu",
+                    code=pb.ERROR_CODE_CONNECTION, message="connection refused",
+                )  # fmt: skip
+            assert not errord.admit_call(
+                turn_id="eu0", call_id="c", tool="flaky", attempt=2, scope="eu"
+            ).admitted
+            elsewhere = errord.report_failure(
+                turn_id="us0", call_id="c", tool="flaky", attempt=1, scope="us",
+                code=pb.ERROR_CODE_CONNECTION, message="connection refused",
+            ).decision  # fmt: skip
+            assert elsewhere.action == pb.RECOVERY_ACTION_RETRY
+            errord.report_outcome(
+                turn_id="us0", call_id="c", tool="flaky", attempt=2, success=True, scope="us"
+            )
     finally:
         running.terminate()
     assert limited.action == pb.RECOVERY_ACTION_RETRY

@@ -21,6 +21,7 @@ from prometheus_client.core import Metric
 from errord.decide.manifest import BreakerPolicy, ToolManifest
 from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.decide.model import Outcome, OutcomeReport, ToolFailure
+from errord.ops.metric_scopes import MAX_SCOPES_PER_TOOL, OTHER_SCOPES
 from errord.ops.metrics import ToolMetrics, tool_families
 from errord.state import health
 from errord.state.health import ToolHealthBoard
@@ -86,9 +87,9 @@ async def test_a_scrape_shows_every_tools_health_as_reading_each_whole_would(
     now = harness.clock.now()
     each = tool_families(board.health(tool, now) for tool in board.tools())
     assert text == generate_latest(registry_of(Families(each)))
-    assert b'errord_tool_breaker_state{state="open",tool="search"} 1.0' in text
-    assert b'errord_tool_executions_total{tool="idle"} 0.0' in text
-    assert b'errord_tool_duration_seconds_count{tool="tool-0"} 1.0' in text
+    assert b'errord_tool_breaker_state{scope="",state="open",tool="search"} 1.0' in text
+    assert b'errord_tool_executions_total{scope="",tool="idle"} 0.0' in text
+    assert b'errord_tool_duration_seconds_count{scope="",tool="tool-0"} 1.0' in text
     assert text.count(b"errord_tool_executions_total{") == 32
 
 
@@ -149,3 +150,33 @@ def counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[in
 
     monkeypatch.setattr(module, name, counted)
     return calls
+
+
+async def test_each_scope_of_a_tool_has_its_series_and_the_quietest_beyond_the_bound_one(
+    harness: Harness,
+) -> None:
+    """A tool's scopes are label values: its own state and its MAX_SCOPES_PER_TOOL
+    busiest scopes have series of their own, the counters of the rest are added up under
+    scope="(other)", which has no breaker or alert series."""
+    handler = harness.handler
+    scopes = MAX_SCOPES_PER_TOOL + 5
+    for number in range(scopes):
+        busy = number < MAX_SCOPES_PER_TOOL
+        for call in range(3 if busy else 1):
+            report = failure_report(
+                f"c{call}", "fetch", turn=f"t{number}", scope=f"tenant-{number:02}"
+            )
+            await handler.report_failure(report)
+    await handler.report_failure(failure_report("c", "fetch", turn="own"))
+    board = ToolHealthBoard(harness.state, lambda: handler.manifests)
+    text = (await scraped(board, harness)).decode()
+    lines = [line for line in text.splitlines() if 'tool="fetch"' in line]
+    executions = [line for line in lines if line.startswith("errord_tool_executions")]
+    assert len(executions) == 1 + MAX_SCOPES_PER_TOOL + 1
+    assert 'errord_tool_executions_total{scope="",tool="fetch"} 1.0' in executions
+    assert 'errord_tool_executions_total{scope="tenant-00",tool="fetch"} 3.0' in executions
+    assert f'errord_tool_executions_total{{scope="{OTHER_SCOPES}",tool="fetch"}} 5.0' in executions
+    assert not any(f"tenant-{number}" in text for number in range(MAX_SCOPES_PER_TOOL, scopes))
+    breaker_series = [line for line in lines if line.startswith("errord_tool_breaker_state")]
+    assert not any(OTHER_SCOPES in line for line in breaker_series)
+    assert len(breaker_series) == (1 + MAX_SCOPES_PER_TOOL) * 3  # a phase each

@@ -99,6 +99,7 @@ REQUEST_FIELDS = {
     "elapsed": (st.none() | PLAIN_DURATION, ODD_DURATION),
     "user_id": (st.just("") | PLAIN_ID, ODD_ID),
     "session_id": (st.just("") | PLAIN_ID, ODD_ID),
+    "scope": (st.just("") | PLAIN_ID, ODD_ID),
     "tool_declaration": (
         st.none()
         | st.builds(

@@ -177,6 +177,7 @@ class ErrordClient:
         retry_after: float | None = None,
         arguments: Mapping[str, Any] | None = None,
         elapsed: float | None = None,
+        scope: str = "",
         timeout: float | None = None,
     ) -> pb.ReportFailureResponse:
         """Report one failed attempt and return errord's recovery decision.
@@ -188,7 +189,9 @@ class ErrordClient:
         deadline in seconds. Raises ValueError when both forms are given.
         """
         tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
-        request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
+        request = _failure_request(
+            turn_id, call_id, tool, attempt, tool_error, arguments, elapsed, scope
+        )
         return self._stub.ReportFailure(request, timeout=timeout, metadata=self._metadata)
 
     def begin_turn(
@@ -251,10 +254,13 @@ class ErrordClient:
         success: bool,
         duration: float | None = None,
         decision_id: str = "",
+        scope: str = "",
         timeout: float | None = None,
     ) -> pb.ReportOutcomeResponse:
         """Record how an attempt ended; ``duration`` in seconds, ``decision_id`` it followed."""
-        request = _outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
+        request = _outcome_request(
+            turn_id, call_id, tool, attempt, success, duration, decision_id, scope
+        )
         return self._stub.ReportOutcome(request, timeout=timeout, metadata=self._metadata)
 
     def get_turn_trace(self, turn_id: str, *, timeout: float | None = None) -> list[pb.TraceEvent]:
@@ -306,6 +312,7 @@ class ErrordClient:
         tool: str,
         attempt: int,
         arguments: Mapping[str, Any] | None = None,
+        scope: str = "",
         timeout: float | None = None,
     ) -> pb.AdmitCallResponse:
         """Ask whether the tool's circuit breaker and rate-limit window let this attempt
@@ -319,7 +326,7 @@ class ErrordClient:
         RPC deadline in seconds. Asking again for the same attempt gives the same
         answer.
         """
-        request = _admission_request(turn_id, call_id, tool, attempt, arguments)
+        request = _admission_request(turn_id, call_id, tool, attempt, arguments, scope)
         return self._stub.AdmitCall(request, timeout=timeout, metadata=self._metadata)
 
     def watch_tools(
@@ -404,11 +411,14 @@ class AsyncErrordClient:
         retry_after: float | None = None,
         arguments: Mapping[str, Any] | None = None,
         elapsed: float | None = None,
+        scope: str = "",
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.ReportFailureResponse:
         """Report one failed attempt; see ErrordClient.report_failure."""
         tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
-        request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
+        request = _failure_request(
+            turn_id, call_id, tool, attempt, tool_error, arguments, elapsed, scope
+        )
         return await self._stub.ReportFailure(request, timeout=timeout, metadata=self._metadata)
 
     async def begin_turn(
@@ -479,10 +489,13 @@ class AsyncErrordClient:
         success: bool,
         duration: float | None = None,
         decision_id: str = "",
+        scope: str = "",
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.ReportOutcomeResponse:
         """Record how an attempt ended; see ErrordClient.report_outcome."""
-        request = _outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
+        request = _outcome_request(
+            turn_id, call_id, tool, attempt, success, duration, decision_id, scope
+        )
         return await self._stub.ReportOutcome(request, timeout=timeout, metadata=self._metadata)
 
     async def get_turn_trace(
@@ -532,10 +545,11 @@ class AsyncErrordClient:
         tool: str,
         attempt: int,
         arguments: Mapping[str, Any] | None = None,
+        scope: str = "",
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.AdmitCallResponse:
         """Ask whether the tool's breaker lets this attempt run; see ErrordClient.admit_call."""
-        request = _admission_request(turn_id, call_id, tool, attempt, arguments)
+        request = _admission_request(turn_id, call_id, tool, attempt, arguments, scope)
         return await self._stub.AdmitCall(request, timeout=timeout, metadata=self._metadata)
 
     async def watch_tools(
@@ -681,10 +695,11 @@ def failure_request(
     retry_after: float | None = None,
     arguments: Mapping[str, Any] | None = None,
     elapsed: float | None = None,
+    scope: str = "",
 ) -> pb.ReportFailureRequest:
     """One failure for ``report_failures``, from the arguments report_failure takes."""
     tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
-    return _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
+    return _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed, scope)
 
 
 def _tool_error(
@@ -719,6 +734,7 @@ def _failure_request(
     error: pb.ToolError,
     arguments: Mapping[str, Any] | None,
     elapsed: float | None,
+    scope: str = "",
 ) -> pb.ReportFailureRequest:
     return pb.ReportFailureRequest(
         turn_id=turn_id,
@@ -728,11 +744,17 @@ def _failure_request(
         error=error,
         arguments=None if arguments is None else _struct(arguments),
         elapsed=as_duration(elapsed),
+        scope=scope,
     )
 
 
 def _admission_request(
-    turn_id: str, call_id: str, tool: str, attempt: int, arguments: Mapping[str, Any] | None
+    turn_id: str,
+    call_id: str,
+    tool: str,
+    attempt: int,
+    arguments: Mapping[str, Any] | None,
+    scope: str = "",
 ) -> pb.AdmitCallRequest:
     return pb.AdmitCallRequest(
         turn_id=turn_id,
@@ -740,6 +762,7 @@ def _admission_request(
         tool=tool,
         attempt=attempt,
         arguments=None if arguments is None else _struct(arguments),
+        scope=scope,
     )
 
 
@@ -751,6 +774,7 @@ def _outcome_request(
     success: bool,
     duration: float | None,
     decision_id: str,
+    scope: str = "",
 ) -> pb.ReportOutcomeRequest:
     return pb.ReportOutcomeRequest(
         turn_id=turn_id,
@@ -760,6 +784,7 @@ def _outcome_request(
         outcome=pb.OUTCOME_SUCCESS if success else pb.OUTCOME_FAILURE,
         duration=as_duration(duration),
         decision_id=decision_id,
+        scope=scope,
     )
 
 

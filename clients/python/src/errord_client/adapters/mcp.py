@@ -23,6 +23,12 @@ The server checks a call's arguments against its own schema (an MCP server valid
 server-side, as ``MCPServer`` does with pydantic), so the executor does not check them
 first: each Tool is ``validates_arguments``, and the server's refusal is the failure.
 
+Each server's tools are in a scope of their own (``session_scope``): the server's name and
+this session, so that errord keeps their circuit breaker, statistics, rate-limit window
+and memory apart from another server's tool of the same name, and a server restarted
+after it died (a new session) starts with a closed breaker. Name the server by its
+command or URL with ``session_scope(session, server=...)``, or pass any ``scope``.
+
 ``ErrordMCPSession`` puts the executor behind the session's own ``call_tool``: the same
 arguments, and a ``CallToolResult`` back, the server's own when the call succeeded (after
 errord's retries, perhaps), else one with ``isError`` and errord's text for the model.
@@ -38,6 +44,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -68,6 +75,12 @@ _RECEIVED: ContextVar[dict[str, mcp_types.CallToolResult] | None] = ContextVar(
     "errord_mcp_received", default=None
 )
 """Where ``ErrordMCPSession`` keeps the server's results of the call it runs, by tool."""
+
+_SCOPES: dict[int, str] = {}
+"""Each live session's scope, made at its first use, by the session's id (a Client is not
+hashable); dropped when the session is collected."""
+MAX_SERVER_NAME: Final = 200
+"""Characters of a server's name kept in a scope (errord takes 512 in all)."""
 
 
 class MCPToolError(Exception):
@@ -176,11 +189,39 @@ async def _tools_page(session: MCPSession, cursor: str | None) -> mcp_types.List
     return await session.list_tools(params=params)
 
 
+def session_scope(session: MCPSession, server: str | None = None) -> str:
+    """The scope of ``session``'s tools: ``server`` (its command or URL; by default the
+    name the server gave itself) and a token of this session, the same for every call of
+    the session: ``npx @modelcontextprotocol/server-filesystem#3f9c2a1b``. A new session,
+    of a server restarted, has a new scope."""
+    scope = _SCOPES.get(id(session))
+    if scope is None:
+        name = " ".join((server or _server_name(session) or "mcp").split())
+        scope = _SCOPES[id(session)] = f"{name[:MAX_SERVER_NAME]}#{uuid.uuid4().hex[:8]}"
+        weakref.finalize(session, _SCOPES.pop, id(session), None)
+    return scope
+
+
+def _server_name(session: MCPSession) -> str:
+    info = getattr(session, "server_info", None)
+    if callable(info):
+        info = info()
+    name = getattr(info, "name", "")
+    return "".join(c for c in name if c.isprintable()) if isinstance(name, str) else ""
+
+
 def tools_from_mcp(
-    session: MCPSession, definitions: Iterable[mcp_types.Tool], *, prefix: str = ""
+    session: MCPSession,
+    definitions: Iterable[mcp_types.Tool],
+    *,
+    prefix: str = "",
+    scope: str | None = None,
 ) -> list[Tool]:
     """The errord Tools calling ``definitions`` (as listed by ``session``) on ``session``,
-    named by ``errord_name``. Raises ValueError when two come to the same name."""
+    named by ``errord_name``, in ``scope`` (None: ``session_scope(session)``; empty: the
+    tools alone). Raises ValueError when two come to the same name."""
+    if scope is None:
+        scope = session_scope(session)
     tools: dict[str, Tool] = {}
     for definition in definitions:
         name = errord_name(definition.name, prefix)
@@ -190,14 +231,21 @@ def tools_from_mcp(
         function = _caller(session, definition.name, name)
         description = definition.description or ""
         tools[name] = Tool(
-            name, parameters, description, function=function, validates_arguments=True
+            name,
+            parameters,
+            description,
+            function=function,
+            validates_arguments=True,
+            scope=scope,
         )
     return list(tools.values())
 
 
-async def mcp_tools(session: MCPSession, *, prefix: str = "") -> list[Tool]:
+async def mcp_tools(
+    session: MCPSession, *, prefix: str = "", scope: str | None = None
+) -> list[Tool]:
     """The errord Tools of every tool ``session``'s server lists (``tools_from_mcp``)."""
-    return tools_from_mcp(session, await list_mcp_tools(session), prefix=prefix)
+    return tools_from_mcp(session, await list_mcp_tools(session), prefix=prefix, scope=scope)
 
 
 def _caller(session: MCPSession, mcp_name: str, name: str) -> Callable[..., Awaitable[Any]]:
@@ -224,14 +272,23 @@ class ErrordMCPSession:
     returns what ``ClientSession.call_tool`` does, with errord's recovery in between.
 
     The server's tools are registered with the executor, named by ``errord_name`` with
-    ``prefix``, when ``list_tools`` is first called (by ``call_tool`` if need be); a tool
-    registered already, by this session or another, is kept as it is.
+    ``prefix``, in ``scope`` (``tools_from_mcp``), when ``list_tools`` is first called (by
+    ``call_tool`` if need be); a tool registered already, by this session or another, is
+    kept as it is.
     """
 
-    def __init__(self, session: MCPSession, executor: Executor, *, prefix: str = "") -> None:
+    def __init__(
+        self,
+        session: MCPSession,
+        executor: Executor,
+        *,
+        prefix: str = "",
+        scope: str | None = None,
+    ) -> None:
         self.session = session
         self.executor = executor
         self.prefix = prefix
+        self.scope = scope
         self._names: dict[str, str] = {}
         """MCP tool name -> errord's."""
 
@@ -239,7 +296,8 @@ class ErrordMCPSession:
         """Every tool the server lists (every page, in one result); each is registered
         with the executor unless a tool of its name is."""
         definitions = await list_mcp_tools(self.session)
-        for tool in tools_from_mcp(self.session, definitions, prefix=self.prefix):
+        tools = tools_from_mcp(self.session, definitions, prefix=self.prefix, scope=self.scope)
+        for tool in tools:
             if tool.name not in self.executor.registry:
                 self.executor.registry.register(tool)
         self._names = {each.name: errord_name(each.name, self.prefix) for each in definitions}

@@ -2,6 +2,11 @@
 window, pushed by errord (WatchTools) and kept in memory, so that admitting a call costs
 no RPC while its breaker is closed and no window holds it.
 
+errord keeps a breaker and a window per tool and scope (the backend an attempt reaches,
+as the executor names it: an MCP server and its session, a host, a tenant), and so does
+the board: each is found by its key, ``board_key(tool, scope)``, the tool's name alone
+for a tool without a scope, as errord keys them.
+
 The watch runs in the background for the executor's life and starts again (after a
 short wait) whenever its stream ends: errord restarted, or was never there. Meanwhile the
 picture is the last one received; a tool errord never mentioned has a closed breaker and
@@ -28,6 +33,14 @@ log = logging.getLogger("errord_client.executor")
 
 WatchTools = Callable[..., Any]
 """The generated stub's WatchTools over a grpc.aio channel."""
+SCOPE_SEPARATOR = "\x1f"
+"""Between a tool's name and its scope in a key, as errord joins them (identifiers hold no
+control characters)."""
+
+
+def board_key(tool: str, scope: str = "") -> str:
+    """The key of ``tool``'s breaker and window in ``scope``: its name alone without one."""
+    return f"{tool}{SCOPE_SEPARATOR}{scope}" if scope else tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,28 +72,34 @@ class ToolBoard:
         self.synced = asyncio.Event()
         """Set once a snapshot arrived (and while the stream lasts)."""
 
-    def timeout(self, tool: str) -> float:
-        view = self._tools.get(tool)
+    def timeout(self, key: str) -> float:
+        """Seconds an attempt of the tool may run (its manifest's timeout, as errord sends
+        it for each of its scopes)."""
+        view = self._tools.get(key)
+        if view is None and SCOPE_SEPARATOR in key:
+            view = self._tools.get(key.partition(SCOPE_SEPARATOR)[0])
         return self.default_timeout if view is None else view.timeout
 
-    def closed(self, tool: str) -> bool:
-        """True when attempts of ``tool`` may run without asking errord first: its breaker
-        is closed and no rate-limit window holds it."""
-        view = self._tools.get(tool)
-        return view is None or (view.closed and self.held_for(tool) == 0.0)
+    def closed(self, key: str) -> bool:
+        """True when attempts of the tool in the scope of ``key`` may run without asking
+        errord first: its breaker is closed and no rate-limit window holds it."""
+        view = self._tools.get(key)
+        return view is None or (view.closed and self.held_for(key) == 0.0)
 
-    def held_for(self, tool: str) -> float:
-        """Seconds a rate-limit window still holds ``tool``; 0 when none does."""
-        view = self._tools.get(tool)
+    def held_for(self, key: str) -> float:
+        """Seconds a rate-limit window still holds the tool in the scope of ``key``; 0 when
+        none does."""
+        view = self._tools.get(key)
         return 0.0 if view is None else max(0.0, view.limited_until - self._clock())
 
-    def limit(self, tool: str, seconds: float) -> None:
-        """Hold ``tool`` for ``seconds``: one of the executor's attempts was rate-limited,
-        and every other call must wait as long, whether errord has heard of it yet or not."""
+    def limit(self, key: str, seconds: float) -> None:
+        """Hold the tool in the scope of ``key`` for ``seconds``: one of the executor's
+        attempts was rate-limited, and every other call must wait as long, whether errord
+        has heard of it yet or not."""
         until = self._clock() + seconds
-        view = self._tools.get(tool) or ToolView(timeout=self.default_timeout, closed=True)
+        view = self._tools.get(key) or ToolView(timeout=self.timeout(key), closed=True)
         if until > view.limited_until:
-            self._tools[tool] = replace(view, limited_until=until)
+            self._tools[key] = replace(view, limited_until=until)
 
     def apply(self, response: pb.WatchToolsResponse) -> None:
         """Take in one WatchTools response."""
@@ -89,46 +108,49 @@ class ToolBoard:
         before = self._tools
         if response.snapshot:
             self._tools = {}
+        keys = []
         for policy in response.tools:
-            held = before.get(policy.tool)
+            key = board_key(policy.tool, policy.scope)
+            keys.append(key)
+            held = before.get(key)
             limited = held.limited_until if held is not None else 0.0
             if policy.HasField("rate_limit"):
                 limited = max(limited, policy.rate_limit.until.ToNanoseconds() / 1e9)
             breaker = policy.breaker
-            self._tools[policy.tool] = ToolView(
+            self._tools[key] = ToolView(
                 timeout=policy.timeout.ToTimedelta().total_seconds(),
                 closed=breaker.phase in (pb.BREAKER_PHASE_CLOSED, pb.BREAKER_PHASE_UNSPECIFIED),
                 limited_until=limited,
                 probe_free=breaker.phase == pb.BREAKER_PHASE_HALF_OPEN
                 and not breaker.probe_in_flight,
             )
-        self._tell({policy.tool for policy in response.tools}, every=response.snapshot)
+        self._tell(set(keys), every=response.snapshot)
         if response.snapshot:
             self.synced.set()
 
-    def _tell(self, tools: set[str], *, every: bool) -> None:
-        for tool in list(self._changed) if every else tools & self._changed.keys():
-            self._changed.pop(tool).set()
+    def _tell(self, keys: set[str], *, every: bool) -> None:
+        for key in list(self._changed) if every else keys & self._changed.keys():
+            self._changed.pop(key).set()
 
-    async def wait(self, tool: str, seconds: float) -> None:
-        """Sleep ``seconds``, or less: until errord says an attempt of ``tool`` may run (its
-        breaker closed) or may be its probe (half-open, the probe before it over), when it
-        did not say so as the wait began. A call waiting out a break is back as soon as
-        the backend is."""
-        if self._may_try(tool):
+    async def wait(self, key: str, seconds: float) -> None:
+        """Sleep ``seconds``, or less: until errord says an attempt of the tool in the scope
+        of ``key`` may run (its breaker closed) or may be its probe (half-open, the probe
+        before it over), when it did not say so as the wait began. A call waiting out a
+        break is back as soon as the backend is."""
+        if self._may_try(key):
             await asyncio.sleep(seconds)
             return
         deadline = asyncio.get_running_loop().time() + seconds
         while (left := deadline - asyncio.get_running_loop().time()) > 0:
-            changed = self._changed.setdefault(tool, asyncio.Event())
+            changed = self._changed.setdefault(key, asyncio.Event())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), left)
-            if self._may_try(tool):
+            if self._may_try(key):
                 return
 
-    def _may_try(self, tool: str) -> bool:
-        view = self._tools.get(tool)
-        if view is None or self.held_for(tool):
+    def _may_try(self, key: str) -> bool:
+        view = self._tools.get(key)
+        if view is None or self.held_for(key):
             return view is None
         return view.closed or view.probe_free
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from errord_client.client import as_duration
 from errord_client.executor.batch import Batch
-from errord_client.executor.board import ToolBoard
+from errord_client.executor.board import ToolBoard, board_key
 from errord_client.executor.calls import ToolCall
 from errord_client.executor.declarations import Declarations
 from errord_client.executor.failures import ToolFailure, failure_from_exception
@@ -60,6 +60,18 @@ class CallRun:
         self.ignored: tuple[str, ...] = ()
         """The call's arguments the current attempt's tool was run without."""
 
+    @property
+    def key(self) -> str:
+        """The key of the current tool's breaker and window on the board: the tool in the
+        scope of the registered tool of that name (errord keeps them per tool and scope)."""
+        return board_key(self.tool, self._scope())
+
+    def _scope(self) -> str:
+        try:
+            return self.runner.registry.get(self.tool).scope
+        except ToolNotFound:
+            return ""
+
     async def run(self) -> ToolResult:
         while True:
             failure, elapsed, verdict, output = await self._attempt()
@@ -75,7 +87,7 @@ class CallRun:
             self.batch.cascade(verdict)
             if verdict.action is Action.RETRY:
                 self.delays[self.tool] = self.delays.get(self.tool, 0.0) + verdict.delay
-                await self.runner.board.wait(self.tool, verdict.delay)
+                await self.runner.board.wait(self.key, verdict.delay)
                 self.attempt += 1
                 self.timeout = verdict.next_timeout
                 # Only the probe is admitted with its retry; any other retry asks first if
@@ -96,17 +108,17 @@ class CallRun:
         tool, arguments, failure = self._tool()
         if tool is None:
             return failure, 0.0, None, None
-        board = self.runner.board
-        if not self.admitted and not board.closed(self.tool):
-            refusal = await self._admit()
+        board, key = self.runner.board, board_key(self.tool, tool.scope)
+        if not self.admitted and not board.closed(key):
+            refusal = await self._admit(tool.scope)
             if refusal is not None:
                 return None, 0.0, refusal, None
             # Admitted, or errord silent: a rate limit met here errord has not heard of
             # yet still holds the tool until the wait the backend asked for is over.
-            held = board.held_for(self.tool)
+            held = board.held_for(key)
             if held:
                 await asyncio.sleep(held)
-        timeout = self.timeout or board.timeout(self.tool)
+        timeout = self.timeout or board.timeout(key)
         self.attempts += 1
         started = time.monotonic()
         try:
@@ -121,7 +133,7 @@ class CallRun:
         except Exception as error:
             failed = failure_from_exception(error)
             if failed.retry_after is not None and _rate_limited(failed):
-                board.limit(self.tool, failed.retry_after)  # the other calls hold at once
+                board.limit(key, failed.retry_after)  # the other calls hold at once
             return failed, time.monotonic() - started, None, None
         return None, time.monotonic() - started, None, output
 
@@ -153,7 +165,7 @@ class CallRun:
         self.ignored = accepted.ignored
         return tool, accepted.arguments, None
 
-    async def _admit(self) -> Verdict | None:
+    async def _admit(self, scope: str) -> Verdict | None:
         """AdmitCall: None when the attempt may run (or errord did not answer: it runs
         then), else the verdict that refused it."""
         request = pb.AdmitCallRequest(
@@ -162,6 +174,7 @@ class CallRun:
             tool=self.tool,
             attempt=self.attempt,
             arguments=as_struct(self.call.arguments),
+            scope=scope,
         )
         response = await self.link.admit(request)
         if response is None or response.admitted:
@@ -177,9 +190,10 @@ class CallRun:
             error=failure.to_proto(),
             arguments=as_struct(self.call.arguments),
             elapsed=as_duration(elapsed),
+            scope=self.running.scope if self.running is not None else "",
         )
         if self.running is not None:
-            timeout = self.timeout or self.runner.board.timeout(self.tool)
+            timeout = self.timeout or self.runner.board.timeout(self.key)
             request.tool_declaration.CopyFrom(self.runner.declarations.of(self.running, timeout))
         verdict = await self.link.decide(request)
         if verdict is None:
@@ -210,6 +224,7 @@ class CallRun:
                 attempt=self.attempt,
                 outcome=pb.OUTCOME_SUCCESS,
                 decision_id=self.last_decision,
+                scope=self.running.scope if self.running is not None else "",
             )
         )
         return ToolResult(

@@ -89,6 +89,11 @@ class Tool:
     """True when the tool's framework checks its arguments itself (a LangChain tool's
     pydantic model, an MCP server): the executor then calls it with the arguments as the
     model wrote them, and the tool's own check decides. False: ``accept`` decides."""
+    scope: str = field(default="", kw_only=True)
+    """The backend the tool's attempts reach, when errord should keep its circuit breaker,
+    statistics, rate-limit window and memory apart from the same tool's elsewhere: an
+    MCP server and its session (the MCP adapter's own), a host, a region, a tenant, the
+    name of a credential (never the secret). Empty: the tool alone."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -102,6 +107,8 @@ class Tool:
             )
         if not callable(self.function):
             raise TypeError(f"Tool '{self.name}': function must be callable")
+        if not isinstance(self.scope, str) or len(self.scope) > 512 or not self.scope.isprintable():
+            raise ValueError(f"Tool '{self.name}': scope must be at most 512 printable characters")
 
     def accept(self, arguments: Mapping[str, Any]) -> Accepted:
         """``arguments`` as the tool is called with them, checked against ``parameters``
@@ -172,9 +179,10 @@ def function_tool(
     name: str | None = None,
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
+    scope: str = "",
 ) -> Tool:
     """A tool running ``function``, a plain function (run in a worker thread) or a
-    coroutine function (run on the event loop).
+    coroutine function (run on the event loop), in ``scope`` (``Tool.scope``).
 
     By default the name is the function's ``__name__``, the description the first
     paragraph of its docstring, and the parameters the schema of its type hints
@@ -197,7 +205,9 @@ def function_tool(
         convert = arguments_converter(function)
         if convert is not None:
             function = _converting(function, convert)
-    return Tool(name, parameters, description, ToolKind.FUNCTION, blocking, function=function)
+    return Tool(
+        name, parameters, description, ToolKind.FUNCTION, blocking, function=function, scope=scope
+    )
 
 
 def is_async_callable(function: Callable[..., Any]) -> bool:
@@ -235,6 +245,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
+    scope: str = "",
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -244,14 +255,15 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
+    scope: str = "",
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """``function_tool`` as a decorator, bare (``@tool``) or with options
-    (``@tool(name="search")``). The decorated name is bound to the Tool."""
-    if function is not None:
-        return function_tool(function, name=name, description=description, parameters=parameters)
-    return functools.partial(
-        function_tool, name=name, description=description, parameters=parameters
+    (``@tool(name="search")``, ``@tool(scope="eu-west-1")``). The decorated name is bound
+    to the Tool."""
+    make = functools.partial(
+        function_tool, name=name, description=description, parameters=parameters, scope=scope
     )
+    return make if function is None else make(function)
 
 
 class ToolRegistry:

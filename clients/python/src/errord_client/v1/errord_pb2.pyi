@@ -249,20 +249,22 @@ class ReplayChange(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., before: _Optional[str] = ..., after: _Optional[str] = ..., count: _Optional[int] = ..., examples: _Optional[_Iterable[_Union[ReplayExample, _Mapping]]] = ...) -> None: ...
 
 class ReplayExample(_message.Message):
-    __slots__ = ("turn_id", "call_id", "tool", "attempt", "reason_before", "reason_after")
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "reason_before", "reason_after", "scope")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     REASON_BEFORE_FIELD_NUMBER: _ClassVar[int]
     REASON_AFTER_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     call_id: str
     tool: str
     attempt: int
     reason_before: str
     reason_after: str
-    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., reason_before: _Optional[str] = ..., reason_after: _Optional[str] = ...) -> None: ...
+    scope: str
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., reason_before: _Optional[str] = ..., reason_after: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class ReloadManifestsRequest(_message.Message):
     __slots__ = ("by",)
@@ -281,14 +283,16 @@ class ReloadManifestsResponse(_message.Message):
     def __init__(self, applied: _Optional[bool] = ..., tools: _Optional[_Iterable[str]] = ..., problems: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RecallEpisodesRequest(_message.Message):
-    __slots__ = ("tool", "message", "code")
+    __slots__ = ("tool", "message", "code", "scope")
     TOOL_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool: str
     message: str
     code: ErrorCode
-    def __init__(self, tool: _Optional[str] = ..., message: _Optional[str] = ..., code: _Optional[_Union[ErrorCode, str]] = ...) -> None: ...
+    scope: str
+    def __init__(self, tool: _Optional[str] = ..., message: _Optional[str] = ..., code: _Optional[_Union[ErrorCode, str]] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class RecallEpisodesResponse(_message.Message):
     __slots__ = ("errors", "tool_succeeded_at", "breaker_reset_at", "min_episodes", "burst_gap")
@@ -521,7 +525,7 @@ class Consequence(_message.Message):
     def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[_Union[RecoveryAction, str]] = ..., reason: _Optional[str] = ..., blocked_by: _Optional[str] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class ReportFailureRequest(_message.Message):
-    __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed", "user_id", "session_id", "tool_declaration")
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "error", "arguments", "elapsed", "user_id", "session_id", "tool_declaration", "scope")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
@@ -532,6 +536,7 @@ class ReportFailureRequest(_message.Message):
     USER_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_DECLARATION_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     call_id: str
     tool: str
@@ -542,21 +547,24 @@ class ReportFailureRequest(_message.Message):
     user_id: str
     session_id: str
     tool_declaration: ToolDeclaration
-    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_declaration: _Optional[_Union[ToolDeclaration, _Mapping]] = ...) -> None: ...
+    scope: str
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_declaration: _Optional[_Union[ToolDeclaration, _Mapping]] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class AdmitCallRequest(_message.Message):
-    __slots__ = ("turn_id", "call_id", "tool", "attempt", "arguments")
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "arguments", "scope")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     call_id: str
     tool: str
     attempt: int
     arguments: _struct_pb2.Struct
-    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    scope: str
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class AdmitCallResponse(_message.Message):
     __slots__ = ("admitted", "probe", "decision", "breaker", "replayed")
@@ -587,18 +595,20 @@ class WatchToolsResponse(_message.Message):
     def __init__(self, snapshot: _Optional[bool] = ..., tools: _Optional[_Iterable[_Union[ToolPolicy, _Mapping]]] = ..., default_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ToolPolicy(_message.Message):
-    __slots__ = ("tool", "timeout", "breaker", "has_manifest", "rate_limit")
+    __slots__ = ("tool", "timeout", "breaker", "has_manifest", "rate_limit", "scope")
     TOOL_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     BREAKER_FIELD_NUMBER: _ClassVar[int]
     HAS_MANIFEST_FIELD_NUMBER: _ClassVar[int]
     RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool: str
     timeout: _duration_pb2.Duration
     breaker: BreakerState
     has_manifest: bool
     rate_limit: RateLimitWindow
-    def __init__(self, tool: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., has_manifest: _Optional[bool] = ..., rate_limit: _Optional[_Union[RateLimitWindow, _Mapping]] = ...) -> None: ...
+    scope: str
+    def __init__(self, tool: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., has_manifest: _Optional[bool] = ..., rate_limit: _Optional[_Union[RateLimitWindow, _Mapping]] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class ReportFailureResponse(_message.Message):
     __slots__ = ("decision", "replayed")
@@ -637,7 +647,7 @@ class RefusedReport(_message.Message):
     def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class ReportOutcomeRequest(_message.Message):
-    __slots__ = ("turn_id", "call_id", "tool", "attempt", "outcome", "duration", "decision_id", "user_id", "session_id")
+    __slots__ = ("turn_id", "call_id", "tool", "attempt", "outcome", "duration", "decision_id", "user_id", "session_id", "scope")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
@@ -647,6 +657,7 @@ class ReportOutcomeRequest(_message.Message):
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     call_id: str
     tool: str
@@ -656,7 +667,8 @@ class ReportOutcomeRequest(_message.Message):
     decision_id: str
     user_id: str
     session_id: str
-    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+    scope: str
+    def __init__(self, turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., decision_id: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class ReportOutcomeResponse(_message.Message):
     __slots__ = ("event", "replayed")
@@ -705,7 +717,7 @@ class WatchTraceResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[TraceEvent, _Mapping]] = ..., events: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
-    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended", "memory_forgotten", "manifests_reloaded", "rate_limited")
+    __slots__ = ("sequence", "time", "turn_id", "call_id", "tool", "attempt", "failure", "outcome", "turn_began", "breaker", "turn_ended", "memory_forgotten", "manifests_reloaded", "rate_limited", "scope")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -720,6 +732,7 @@ class TraceEvent(_message.Message):
     MEMORY_FORGOTTEN_FIELD_NUMBER: _ClassVar[int]
     MANIFESTS_RELOADED_FIELD_NUMBER: _ClassVar[int]
     RATE_LIMITED_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     time: _timestamp_pb2.Timestamp
     turn_id: str
@@ -734,7 +747,8 @@ class TraceEvent(_message.Message):
     memory_forgotten: MemoryForgottenEvent
     manifests_reloaded: ManifestsReloadedEvent
     rate_limited: RateLimitedEvent
-    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ..., memory_forgotten: _Optional[_Union[MemoryForgottenEvent, _Mapping]] = ..., manifests_reloaded: _Optional[_Union[ManifestsReloadedEvent, _Mapping]] = ..., rate_limited: _Optional[_Union[RateLimitedEvent, _Mapping]] = ...) -> None: ...
+    scope: str
+    def __init__(self, sequence: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., attempt: _Optional[int] = ..., failure: _Optional[_Union[FailureEvent, _Mapping]] = ..., outcome: _Optional[_Union[OutcomeEvent, _Mapping]] = ..., turn_began: _Optional[_Union[TurnBeganEvent, _Mapping]] = ..., breaker: _Optional[_Union[BreakerEvent, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedEvent, _Mapping]] = ..., memory_forgotten: _Optional[_Union[MemoryForgottenEvent, _Mapping]] = ..., manifests_reloaded: _Optional[_Union[ManifestsReloadedEvent, _Mapping]] = ..., rate_limited: _Optional[_Union[RateLimitedEvent, _Mapping]] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class RateLimitedEvent(_message.Message):
     __slots__ = ("window",)
@@ -807,12 +821,14 @@ class ManifestsReloadedEvent(_message.Message):
     def __init__(self, applied: _Optional[bool] = ..., tools: _Optional[int] = ..., problems: _Optional[_Iterable[str]] = ..., by: _Optional[str] = ...) -> None: ...
 
 class ForgottenError(_message.Message):
-    __slots__ = ("tool", "signature")
+    __slots__ = ("tool", "signature", "scope")
     TOOL_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool: str
     signature: str
-    def __init__(self, tool: _Optional[str] = ..., signature: _Optional[str] = ...) -> None: ...
+    scope: str
+    def __init__(self, tool: _Optional[str] = ..., signature: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class RetryBudget(_message.Message):
     __slots__ = ("max_retries", "max_share")
@@ -951,7 +967,7 @@ class BreakerEvent(_message.Message):
     def __init__(self, change: _Optional[_Union[BreakerChange, str]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., by: _Optional[str] = ...) -> None: ...
 
 class Breaker(_message.Message):
-    __slots__ = ("tool", "state", "effective_phase", "half_opens_in", "failure_threshold", "success_threshold", "cooldown", "rate_limit", "first_cooldown", "cooldown_multiplier", "next_break", "failure_rate", "min_calls", "window")
+    __slots__ = ("tool", "state", "effective_phase", "half_opens_in", "failure_threshold", "success_threshold", "cooldown", "rate_limit", "first_cooldown", "cooldown_multiplier", "next_break", "failure_rate", "min_calls", "window", "scope")
     TOOL_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     EFFECTIVE_PHASE_FIELD_NUMBER: _ClassVar[int]
@@ -966,6 +982,7 @@ class Breaker(_message.Message):
     FAILURE_RATE_FIELD_NUMBER: _ClassVar[int]
     MIN_CALLS_FIELD_NUMBER: _ClassVar[int]
     WINDOW_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool: str
     state: BreakerState
     effective_phase: BreakerPhase
@@ -980,7 +997,8 @@ class Breaker(_message.Message):
     failure_rate: float
     min_calls: int
     window: int
-    def __init__(self, tool: _Optional[str] = ..., state: _Optional[_Union[BreakerState, _Mapping]] = ..., effective_phase: _Optional[_Union[BreakerPhase, str]] = ..., half_opens_in: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failure_threshold: _Optional[int] = ..., success_threshold: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., rate_limit: _Optional[_Union[RateLimitWindow, _Mapping]] = ..., first_cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., cooldown_multiplier: _Optional[float] = ..., next_break: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failure_rate: _Optional[float] = ..., min_calls: _Optional[int] = ..., window: _Optional[int] = ...) -> None: ...
+    scope: str
+    def __init__(self, tool: _Optional[str] = ..., state: _Optional[_Union[BreakerState, _Mapping]] = ..., effective_phase: _Optional[_Union[BreakerPhase, str]] = ..., half_opens_in: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failure_threshold: _Optional[int] = ..., success_threshold: _Optional[int] = ..., cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., rate_limit: _Optional[_Union[RateLimitWindow, _Mapping]] = ..., first_cooldown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., cooldown_multiplier: _Optional[float] = ..., next_break: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failure_rate: _Optional[float] = ..., min_calls: _Optional[int] = ..., window: _Optional[int] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class ListBreakersRequest(_message.Message):
     __slots__ = ()
@@ -993,10 +1011,12 @@ class ListBreakersResponse(_message.Message):
     def __init__(self, breakers: _Optional[_Iterable[_Union[Breaker, _Mapping]]] = ...) -> None: ...
 
 class GetBreakerRequest(_message.Message):
-    __slots__ = ("tool",)
+    __slots__ = ("tool", "scope")
     TOOL_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool: str
-    def __init__(self, tool: _Optional[str] = ...) -> None: ...
+    scope: str
+    def __init__(self, tool: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class GetBreakerResponse(_message.Message):
     __slots__ = ("breaker",)
@@ -1005,12 +1025,14 @@ class GetBreakerResponse(_message.Message):
     def __init__(self, breaker: _Optional[_Union[Breaker, _Mapping]] = ...) -> None: ...
 
 class ResetBreakerRequest(_message.Message):
-    __slots__ = ("tool", "by")
+    __slots__ = ("tool", "by", "scope")
     TOOL_FIELD_NUMBER: _ClassVar[int]
     BY_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool: str
     by: str
-    def __init__(self, tool: _Optional[str] = ..., by: _Optional[str] = ...) -> None: ...
+    scope: str
+    def __init__(self, tool: _Optional[str] = ..., by: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class ResetBreakerResponse(_message.Message):
     __slots__ = ("breaker", "event")
@@ -1021,14 +1043,16 @@ class ResetBreakerResponse(_message.Message):
     def __init__(self, breaker: _Optional[_Union[Breaker, _Mapping]] = ..., event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
 
 class ForceOpenBreakerRequest(_message.Message):
-    __slots__ = ("tool", "duration", "by")
+    __slots__ = ("tool", "duration", "by", "scope")
     TOOL_FIELD_NUMBER: _ClassVar[int]
     DURATION_FIELD_NUMBER: _ClassVar[int]
     BY_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool: str
     duration: _duration_pb2.Duration
     by: str
-    def __init__(self, tool: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., by: _Optional[str] = ...) -> None: ...
+    scope: str
+    def __init__(self, tool: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., by: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class ForceOpenBreakerResponse(_message.Message):
     __slots__ = ("breaker", "event")
@@ -1039,10 +1063,12 @@ class ForceOpenBreakerResponse(_message.Message):
     def __init__(self, breaker: _Optional[_Union[Breaker, _Mapping]] = ..., event: _Optional[_Union[TraceEvent, _Mapping]] = ...) -> None: ...
 
 class GetToolStatsRequest(_message.Message):
-    __slots__ = ("tool",)
+    __slots__ = ("tool", "scope")
     TOOL_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool: str
-    def __init__(self, tool: _Optional[str] = ...) -> None: ...
+    scope: str
+    def __init__(self, tool: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class GetToolStatsResponse(_message.Message):
     __slots__ = ("tools", "window")
@@ -1053,7 +1079,7 @@ class GetToolStatsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[ToolStats, _Mapping]]] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ToolStats(_message.Message):
-    __slots__ = ("tool", "executions", "successes", "errors", "transient_errors", "permanent_errors", "timeouts", "retries", "retry_successes", "retry_success_rate", "breaker_opens", "failure_rate", "mean_duration", "p95_duration", "errors_by_code", "errors_by_exception", "decisions", "recent", "breaker", "alerts", "override_candidates")
+    __slots__ = ("tool", "executions", "successes", "errors", "transient_errors", "permanent_errors", "timeouts", "retries", "retry_successes", "retry_success_rate", "breaker_opens", "failure_rate", "mean_duration", "p95_duration", "errors_by_code", "errors_by_exception", "decisions", "recent", "breaker", "alerts", "override_candidates", "scope")
     class ErrorsByCodeEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1096,6 +1122,7 @@ class ToolStats(_message.Message):
     BREAKER_FIELD_NUMBER: _ClassVar[int]
     ALERTS_FIELD_NUMBER: _ClassVar[int]
     OVERRIDE_CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool: str
     executions: int
     successes: int
@@ -1117,7 +1144,8 @@ class ToolStats(_message.Message):
     breaker: Breaker
     alerts: _containers.RepeatedCompositeFieldContainer[ToolAlert]
     override_candidates: _containers.RepeatedCompositeFieldContainer[OverrideCandidate]
-    def __init__(self, tool: _Optional[str] = ..., executions: _Optional[int] = ..., successes: _Optional[int] = ..., errors: _Optional[int] = ..., transient_errors: _Optional[int] = ..., permanent_errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., retries: _Optional[int] = ..., retry_successes: _Optional[int] = ..., retry_success_rate: _Optional[float] = ..., breaker_opens: _Optional[int] = ..., failure_rate: _Optional[float] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., p95_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., errors_by_code: _Optional[_Mapping[str, int]] = ..., errors_by_exception: _Optional[_Mapping[str, int]] = ..., decisions: _Optional[_Mapping[str, int]] = ..., recent: _Optional[_Union[RecentStats, _Mapping]] = ..., breaker: _Optional[_Union[Breaker, _Mapping]] = ..., alerts: _Optional[_Iterable[_Union[ToolAlert, _Mapping]]] = ..., override_candidates: _Optional[_Iterable[_Union[OverrideCandidate, _Mapping]]] = ...) -> None: ...
+    scope: str
+    def __init__(self, tool: _Optional[str] = ..., executions: _Optional[int] = ..., successes: _Optional[int] = ..., errors: _Optional[int] = ..., transient_errors: _Optional[int] = ..., permanent_errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., retries: _Optional[int] = ..., retry_successes: _Optional[int] = ..., retry_success_rate: _Optional[float] = ..., breaker_opens: _Optional[int] = ..., failure_rate: _Optional[float] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., p95_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., errors_by_code: _Optional[_Mapping[str, int]] = ..., errors_by_exception: _Optional[_Mapping[str, int]] = ..., decisions: _Optional[_Mapping[str, int]] = ..., recent: _Optional[_Union[RecentStats, _Mapping]] = ..., breaker: _Optional[_Union[Breaker, _Mapping]] = ..., alerts: _Optional[_Iterable[_Union[ToolAlert, _Mapping]]] = ..., override_candidates: _Optional[_Iterable[_Union[OverrideCandidate, _Mapping]]] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class OverrideCandidate(_message.Message):
     __slots__ = ("signature", "fingerprint", "retried", "recovered", "suggested_rule")
