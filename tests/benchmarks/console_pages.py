@@ -102,17 +102,18 @@ def pages(reader: TraceReader, start: datetime) -> dict[str, Callable[[], object
         return lambda: render("turns.html", page=find_turns(reader, query), actions=())
 
     first = find_turns(reader, TurnQuery())
+    top = reader.last_sequence()
     deep = first
     for _ in range(20):
         assert deep.next_before is not None
         deep = find_turns(reader, TurnQuery(before=deep.next_before))
     assert deep.next_before is not None
     middle = start + WEEK / 2
-    top = reader.last_sequence()
     some_turn = first.rows[10].turn_id
     return {
         "turns, first page": turns_page(TurnQuery()),
         "turns, 21st page (by cursor)": turns_page(TurnQuery(before=deep.next_before)),
+        "turns, a page half-way back": turns_page(TurnQuery(before=(top // 2, ""))),
         "turns of a common tool": turns_page(TurnQuery(tool=TOOLS[3])),
         "turns of a rare tool (the budget)": turns_page(TurnQuery(tool=RARE_TOOL)),
         "turns with a FAIL": turns_page(TurnQuery(action=Action.FAIL)),

@@ -124,7 +124,10 @@ class TraceReader:
         # (NEWEST, "") comes after every row: no batch has that sequence.
         sequence, key = (NEWEST, "") if before is None else (before[0], state_key(before[1]))
         while True:
-            rows = self._rows(_TURNS, (TURN, since, until, sequence, key, CHUNK))
+            # The cursor's sequence bounds the index range too: a page deep in the list
+            # starts there, not at the newest row.
+            below = min(until, sequence + 1)
+            rows = self._rows(_TURNS, (TURN, since, below, sequence, key, CHUNK))
             for row in rows:
                 yield self._turn_record(row)
             if len(rows) < CHUNK:
