@@ -4,7 +4,8 @@ A daemon (a process, its console on a loopback port) decides a scripted set of t
 the browser signs in with the operator token and reads the tools page, the turn list
 and a turn's story, whose events must be the recorded trace's, in order. A screenshot
 of each page is saved (in the run's temporary directory, or in the directory
-ERRORD_CONSOLE_SCREENSHOTS names: docs/images was made so). Then hostile text (markup,
+ERRORD_CONSOLE_SCREENSHOTS names: ``ERRORD_CONSOLE_SCREENSHOTS=docs/images`` made the
+ones docs/operations.md shows). Then hostile text (markup,
 script, javascript: links, a megabyte in a message, an argument and a tool name) is shown
 as text: no dialog opens, nothing is logged to the console, and the page answers.
 """
@@ -177,9 +178,7 @@ def test_the_turn_list_is_live(browser: Browser, console_daemon: DaemonProcess) 
     assert not watched.errors
 
 
-def test_hostile_text_is_shown_as_text_and_runs_nothing(
-    browser: Browser, tmp_path: Path, screenshots: Path
-) -> None:
+def test_hostile_text_is_shown_as_text_and_runs_nothing(browser: Browser, tmp_path: Path) -> None:
     """Markup, script and javascript: links in a tool's name, an error message, an argument
     and a turn id reach the page as text; a megabyte of each is cut, the page answers."""
     db = tmp_path / "errord.db"
@@ -219,7 +218,7 @@ def test_hostile_text_is_shown_as_text_and_runs_nothing(
         page.goto(url + stories[0])
         assert "<img src=x onerror=alert(" in page.locator("pre.message").first.inner_text()
         assert re.search(r"… [\d,]+ more characters", page.locator("main").inner_text())
-        page.screenshot(path=str(screenshots / "console-hostile.png"))
+        page.screenshot(path=str(tmp_path / "console-hostile.png"))
         whole = page.request.get(f"{url}/event?seq=2")
         assert whole.headers["content-type"].startswith("application/json")
         assert len(whole.body()) > MEGABYTE
