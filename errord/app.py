@@ -45,6 +45,7 @@ from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Salvage, Store
 from errord.state.trace_retention import TraceBounds, TraceRetention
+from errord.wire import unix_socket
 from errord.wire.drain import Drain
 from errord.wire.operator import OperatorService
 from errord.wire.replay import Replays
@@ -244,9 +245,14 @@ async def start_console(
         )
     token = access.token or access.operator_token
     assert token is not None, "Access.from_settings reads or makes one of them"
-    running = await server.start_console(
-        settings.console_listen, sources, token, tls=tls, socket_group=access.socket_group
-    )
+    listen = settings.console_listen
+    if listen.startswith("unix:"):
+        sock, claimed = unix_socket.listening(Path(listen[len("unix:") :]), access.socket_group)
+        running = await server.start_console(
+            listen, sources, token, unix=sock, release=claimed.release
+        )
+    else:
+        running = await server.start_console(listen, sources, token, tls=tls)
     if not is_local(settings.console_listen) and tls is None:
         log.warning(
             "the console listens on %s, beyond loopback, without TLS: the operator token "

@@ -15,7 +15,6 @@ no frames, forms posting to itself only; and no-store, nosniff, no referrer.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import socket
@@ -43,7 +42,6 @@ from errord.state import codec
 from errord.state.health import ToolHealthBoard
 from errord.state.projection import Projection
 from errord.state.store.reader import TraceReader
-from errord.wire import unix_socket
 
 log = logging.getLogger("errord")
 T = TypeVar("T")
@@ -311,13 +309,14 @@ class RunningConsole:
     console: Console
     address: str
     """Where it serves: ``http(s)://host:port``, or ``unix:PATH``."""
-    claimed: unix_socket.ClaimedSocket | None = None
+    release: Callable[[], None] | None = None
+    """Removes a unix socket's path, if it is still the console's."""
 
     async def stop(self) -> None:
         await self.runner.cleanup()
         await asyncio.to_thread(self.console.close)
-        if self.claimed is not None:
-            self.claimed.release()
+        if self.release is not None:
+            self.release()
 
 
 def tls_context(cert: Path, key: Path, client_ca: Path | None) -> ssl.SSLContext:
@@ -340,21 +339,19 @@ async def start_console(
     token: str,
     *,
     tls: ssl.SSLContext | None = None,
-    socket_group: int | None = None,
+    unix: socket.socket | None = None,
+    release: Callable[[], None] | None = None,
 ) -> RunningConsole:
-    """Serve the console on ``listen`` (host:port, port 0 picks one; or unix:PATH, mode
-    0660 in ``socket_group``), HTTPS with ``tls`` on TCP."""
-    unix = listen.startswith("unix:")
-    console = Console(sources, ConsoleAccess(token, secure=tls is not None and not unix))
+    """Serve the console on ``listen``: host:port (port 0 picks one), HTTPS with ``tls``;
+    or unix:PATH, on ``unix``, the socket listening there already
+    (errord.wire.unix_socket.listening: its mode and group set), which ``release``
+    removes at the end."""
+    console = Console(sources, ConsoleAccess(token, secure=tls is not None and unix is None))
     runner = web.AppRunner(console.app(), access_log=None, handle_signals=False)
     await runner.setup()
-    claimed = None
     try:
-        if unix:
-            path = Path(listen.removeprefix("unix:"))
-            sock, claimed = _unix_socket(path, socket_group)
-            address = listen
-            tls = None
+        if unix is not None:
+            sock, tls, address = unix, None, listen
         else:
             sock = _tcp_socket(listen)
             host, port = sock.getsockname()[:2]
@@ -365,10 +362,10 @@ async def start_console(
     except BaseException:
         await runner.cleanup()
         console.close()
-        if claimed is not None:
-            claimed.release()
+        if release is not None:
+            release()
         raise
-    return RunningConsole(runner, console, address, claimed)
+    return RunningConsole(runner, console, address, release)
 
 
 def _tcp_socket(listen: str) -> socket.socket:
@@ -379,24 +376,3 @@ def _tcp_socket(listen: str) -> socket.socket:
         return socket.create_server((host, int(port)), family=family)
     except OSError as error:
         raise ListenError(f"cannot serve the console on {listen}: {error.strerror}") from error
-
-
-def _unix_socket(path: Path, group: int | None) -> tuple[socket.socket, unix_socket.ClaimedSocket]:
-    """Bound privately, then published at ``path`` (errord.wire.unix_socket)."""
-    unix_socket.clear_stale(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        with unix_socket.staging(path) as staged:
-            try:
-                sock.bind(str(staged))
-            except OSError as error:
-                raise ListenError(
-                    f"cannot serve the console on unix:{path}: {error.strerror}"
-                ) from error
-            sock.listen(128)
-            claimed = unix_socket.publish(staged, path, group)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            sock.close()
-        raise
-    return sock, claimed
