@@ -9,6 +9,7 @@ naming the parameter.
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import signal
 import socket
@@ -231,5 +232,24 @@ def test_the_console_serves_a_unix_socket_of_mode_0660(tmp_path: Path) -> None:
             connection.close()
         daemon.terminate()
         assert not path.exists()
+    finally:
+        daemon.terminate(signal.SIGKILL)
+
+
+def test_with_opentelemetry_export_on_a_turn_links_to_its_spans(tmp_path: Path) -> None:
+    """The link names the trace errord's spans of the turn are in, and the turn."""
+    (tmp_path / "errord.toml").write_text(
+        'listen = "127.0.0.1:0"\ndb = "errord.db"\nconsole_listen = "127.0.0.1:0"\n'
+        'otel_endpoint = "http://127.0.0.1:9"\n'  # nothing listens: the spans are dropped
+        'console_trace_url = "https://tracing.example/trace/{trace_id}?turn={turn_id}"\n'
+    )
+    daemon = start_process("--config", str(tmp_path / "errord.toml"))
+    try:
+        with ErrordClient(daemon.address) as errord:
+            scripted_turns(errord)
+        bearer = {"Authorization": f"Bearer {daemon.token}"}
+        _, _, text = fetch(f"{console_url(daemon)}/turn?id=trip-1", bearer)
+        trace_id = hashlib.sha256(b"trip-1").digest()[:16].hex()
+        assert f'href="https://tracing.example/trace/{trace_id}?turn=trip-1"' in text
     finally:
         daemon.terminate(signal.SIGKILL)
