@@ -145,7 +145,7 @@ class Console:
         page = await self._off_loop(
             turn_pages.turns_since, self.reader, query, int(after), self.sources.hashing
         )
-        html = await self._off_loop(render, "turn_rows.html", page=page, live=True)
+        html = await self._off_loop(render, "turn_rows.html", page=page)
         return _html(html, headers={"X-Console-Top": str(page.top)})
 
     async def turn(self, request: web.Request) -> web.Response:
