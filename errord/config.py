@@ -12,6 +12,11 @@
     log_format = "logfmt"               # "logfmt" or "json", one line per record on stderr
     reflection = true                   # default: on for loopback and unix sockets
     metrics_listen = "127.0.0.1:9464"   # Prometheus /metrics over HTTP; off when unset
+    console_listen = "127.0.0.1:9465"   # the read-only web console (docs/operations.md), host:port
+                                        # or unix:PATH; off when unset; the operator token and
+                                        # the TLS files apply
+    console_trace_url = "https://tracing.example/trace/{trace_id}"  # a turn's link to its
+                                        # spans when OpenTelemetry export is on ({turn_id} too)
 
     # Who may call; errord/wire/access.py tabulates which calls need the token.
     socket_group = "errord"             # a unix: socket's group (mode 0660); default: errord's
@@ -96,6 +101,7 @@ import logging
 import math
 import os
 import re
+import string
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -178,6 +184,24 @@ def check_listen(listen: str) -> str | None:
     return None
 
 
+TRACE_URL_FIELDS = frozenset({"trace_id", "turn_id"})
+"""What console_trace_url may name in braces."""
+
+
+def check_trace_url(template: str) -> str | None:
+    """What is wrong with a console_trace_url template, or None."""
+    if not template.startswith(("http://", "https://")):
+        return "expected an http:// or https:// URL"
+    try:
+        named = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as error:
+        return f"{error} (write a literal brace as {{{{ or }}}})"
+    unknown = named - TRACE_URL_FIELDS
+    if unknown:
+        return f"unknown field {{{sorted(unknown)[0]}}}; expected {{trace_id}} or {{turn_id}}"
+    return None
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the daemon needs to start."""
@@ -207,6 +231,13 @@ class Settings:
     """Server reflection; None turns it on for loopback and unix sockets only."""
     metrics_listen: str | None = None
     """host:port of the Prometheus HTTP endpoint; None for none."""
+    console_listen: str | None = None
+    """host:port or unix:PATH of the read-only web console (errord.ops.console); None for
+    none. It needs the operator token, and serves HTTPS with the TLS files on TCP."""
+    console_trace_url: str | None = None
+    """A link from a turn's page to its spans in the tracing system: an http(s) URL in
+    which ``{trace_id}`` (the trace errord derives from the turn id) and ``{turn_id}``
+    are replaced; shown when OpenTelemetry export is on. None for no link."""
     breaker_failure_threshold: int = BreakerPolicy.failure_threshold
     breaker_cooldown_seconds: float = BreakerPolicy.cooldown
     """The longest break, and how long a breaker stays closed before its next break is the
@@ -321,6 +352,14 @@ class Settings:
                 problem = check_listen(self.metrics_listen)
             if problem:
                 yield f"metrics_listen: {problem}"
+        if self.console_listen is not None:
+            problem = check_listen(self.console_listen)
+            if problem:
+                yield f"console_listen: {problem}"
+        if self.console_trace_url is not None:
+            problem = check_trace_url(self.console_trace_url)
+            if problem:
+                yield f"console_trace_url: {problem}"
         for build, names in (
             (self.breaker_defaults, BREAKER_SETTINGS),
             (self.retry_defaults, RETRY_SETTINGS),
@@ -380,7 +419,10 @@ class Settings:
             yield "tls_key_file: needs tls_cert_file too"
         if self.tls_client_ca_file is not None and self.tls_cert_file is None:
             yield "tls_client_ca_file: needs tls_cert_file and tls_key_file"
-        if self.tls_cert_file is not None and self.listen.startswith("unix:"):
+        tcp_console = self.console_listen is not None and not self.console_listen.startswith(
+            "unix:"
+        )
+        if self.tls_cert_file is not None and self.listen.startswith("unix:") and not tcp_console:
             yield "tls_cert_file: TLS is for TCP; listen is a unix socket"
 
     @property

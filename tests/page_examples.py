@@ -49,7 +49,7 @@ INSTALL_TIMEOUT = 600.0
 """How long creating a virtualenv or installing an extra into it may take."""
 PAGE_PORT = "50051"
 """The port errord listens on in the pages."""
-DOC_PORTS = (PAGE_PORT, "50444", "50443", "50061", "9464")
+DOC_PORTS = (PAGE_PORT, "50444", "50443", "50061", "9464", "9465")
 """The ports the walked-through pages name: each becomes a free port of the test's own."""
 DOC_PORT = re.compile(r"\b(?:" + "|".join(DOC_PORTS) + r")\b")
 DONE = "@@@done"

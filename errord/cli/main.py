@@ -107,6 +107,11 @@ def parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="serve Prometheus /metrics over HTTP here (default: none)",
     )
+    serve.add_argument(
+        "--console-listen",
+        metavar="ADDR",
+        help="serve the read-only web console here: host:port or unix:PATH (default: none)",
+    )
 
     token = commands.add_parser(
         "token",
@@ -321,6 +326,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         log_level=args.log_level,
         log_format=args.log_format,
         metrics_listen=args.metrics_listen,
+        console_listen=args.console_listen,
     )
 
 
