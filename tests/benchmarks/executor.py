@@ -85,7 +85,8 @@ def quantile(values: list[float], q: float) -> float:
 
 
 async def measure(address: str, calls: int) -> dict[str, Any]:
-    from errord_client import Executor, function_tool
+    from errord_client import Executor
+    from errord_client.tools import function_tool
 
     executor = Executor([function_tool(noop)], target=address)
     await executor.start()

@@ -24,12 +24,13 @@ from agents.items import TResponseInputItem, TResponseOutputItem
 from agents.models.interface import Model
 from agents.tool_context import ToolContext
 from agents.usage import Usage
-from errord_client import Executor, ResultStatus, failure_from_exception
+from errord_client import Executor, ResultStatus
 from errord_client.adapters.openai_agents import (
     ToolCallFailed,
     errord_function_tool,
     guarded,
 )
+from errord_client.executor import failure_from_exception
 from errord_client.tools import InvalidArguments, mock_tool
 from errord_client.v1 import errord_pb2 as pb
 from openai.types.responses import (

@@ -8,7 +8,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from errord_client import AsyncErrordClient, Executor, ResultStatus, builtin_tool, mock_tool
+from errord_client import AsyncErrordClient, Executor, ResultStatus
+from errord_client.tools import builtin_tool, mock_tool
 from errord_client.v1 import errord_pb2 as pb
 
 from tests.helpers import InProcessDaemon

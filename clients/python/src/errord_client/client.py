@@ -7,10 +7,11 @@ return the generated response messages unchanged.
 
 Failed calls raise ``grpc.RpcError`` (``grpc.aio.AioRpcError`` from the async
 client): ``INVALID_ARGUMENT`` for a malformed request, whose fields
-``field_violations`` names; ``FAILED_PRECONDITION`` for a report to a turn
-already ended; ``UNAUTHENTICATED`` without the daemon's bearer ``token``;
-``UNAVAILABLE`` when no daemon listens; ``DEADLINE_EXCEEDED`` when
-``timeout`` passes.
+``errord_client.errors.field_violations`` names; ``FAILED_PRECONDITION`` for a
+report to a turn already ended; ``UNAUTHENTICATED`` without the daemon's bearer
+``token``; ``UNAVAILABLE`` when no daemon listens; ``DEADLINE_EXCEEDED`` when
+``timeout`` passes. ``errord_client.requests`` builds the requests that take
+several values at once (``failure_request``, ``planned_call``).
 
 Executors that admit calls themselves keep each tool's timeout and circuit
 breaker from ``watch_tools`` and, when a breaker is not closed, ask
@@ -34,15 +35,20 @@ from typing import Any, Protocol, Self, TypeVar
 
 import grpc
 import grpc.aio
-from google.protobuf import duration_pb2, json_format, struct_pb2
 
+from errord_client.requests import (
+    admission_request,
+    begin_turn_request,
+    failure_request,
+    outcome_request,
+    struct_of,
+    watch_trace_request,
+)
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 """Where errord listens unless configured otherwise; ``unix:/path`` works too."""
-
-_STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
 _Metadata = tuple[tuple[str, str], ...] | None
 """Metadata sent with every call: the bearer token, when one was given."""
@@ -187,8 +193,20 @@ class ErrordClient:
         ``elapsed`` how many seconds the attempt ran; ``timeout`` the RPC
         deadline in seconds. Raises ValueError when both forms are given.
         """
-        tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
-        request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
+        request = failure_request(
+            turn_id=turn_id,
+            call_id=call_id,
+            tool=tool,
+            attempt=attempt,
+            error=error,
+            code=code,
+            message=message,
+            http_status=http_status,
+            exception_type=exception_type,
+            retry_after=retry_after,
+            arguments=arguments,
+            elapsed=elapsed,
+        )
         return self._stub.ReportFailure(request, timeout=timeout, metadata=self._metadata)
 
     def begin_turn(
@@ -203,7 +221,7 @@ class ErrordClient:
     ) -> pb.BeginTurnResponse:
         """Begin a turn with its deadline (None: errord's default, 300 s), its own retry
         budget (neither given: errord's) and its plan (calls built with ``planned_call``)."""
-        request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
+        request = begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
         return self._stub.BeginTurn(request, timeout=timeout, metadata=self._metadata)
 
     def end_turn(self, turn_id: str, *, timeout: float | None = None) -> pb.EndTurnResponse:
@@ -217,7 +235,7 @@ class ErrordClient:
     ) -> pb.ValidateCallResponse:
         """Check a call's arguments against the tool's JSON Schema before running it; for an
         invalid call, send ``llm_message`` to the model instead."""
-        request = pb.ValidateCallRequest(tool=tool, arguments=_struct(arguments))
+        request = pb.ValidateCallRequest(tool=tool, arguments=struct_of(arguments))
         return self._stub.ValidateCall(request, timeout=timeout, metadata=self._metadata)
 
     def reconcile_results(
@@ -254,7 +272,7 @@ class ErrordClient:
         timeout: float | None = None,
     ) -> pb.ReportOutcomeResponse:
         """Record how an attempt ended; ``duration`` in seconds, ``decision_id`` it followed."""
-        request = _outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
+        request = outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
         return self._stub.ReportOutcome(request, timeout=timeout, metadata=self._metadata)
 
     def get_turn_trace(self, turn_id: str, *, timeout: float | None = None) -> list[pb.TraceEvent]:
@@ -290,7 +308,7 @@ class ErrordClient:
         instead. Either way the events come one by one here. The call starts at
         the first ``next()`` and is cancelled when the iterator is closed.
         """
-        request = _watch_request(turn_id, include_history, after_sequence, batch_interval)
+        request = watch_trace_request(turn_id, include_history, after_sequence, batch_interval)
         call = self._stub.WatchTrace(request, metadata=self._metadata)
         try:
             for response in call:
@@ -319,7 +337,7 @@ class ErrordClient:
         RPC deadline in seconds. Asking again for the same attempt gives the same
         answer.
         """
-        request = _admission_request(turn_id, call_id, tool, attempt, arguments)
+        request = admission_request(turn_id, call_id, tool, attempt, arguments)
         return self._stub.AdmitCall(request, timeout=timeout, metadata=self._metadata)
 
     def watch_tools(
@@ -407,8 +425,20 @@ class AsyncErrordClient:
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.ReportFailureResponse:
         """Report one failed attempt; see ErrordClient.report_failure."""
-        tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
-        request = _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
+        request = failure_request(
+            turn_id=turn_id,
+            call_id=call_id,
+            tool=tool,
+            attempt=attempt,
+            error=error,
+            code=code,
+            message=message,
+            http_status=http_status,
+            exception_type=exception_type,
+            retry_after=retry_after,
+            arguments=arguments,
+            elapsed=elapsed,
+        )
         return await self._stub.ReportFailure(request, timeout=timeout, metadata=self._metadata)
 
     async def begin_turn(
@@ -422,7 +452,7 @@ class AsyncErrordClient:
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.BeginTurnResponse:
         """Begin a turn; see ErrordClient.begin_turn."""
-        request = _begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
+        request = begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
         return await self._stub.BeginTurn(request, timeout=timeout, metadata=self._metadata)
 
     async def end_turn(
@@ -444,7 +474,7 @@ class AsyncErrordClient:
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.ValidateCallResponse:
         """Check a call's arguments; see ErrordClient.validate_call."""
-        request = pb.ValidateCallRequest(tool=tool, arguments=_struct(arguments))
+        request = pb.ValidateCallRequest(tool=tool, arguments=struct_of(arguments))
         return await self._stub.ValidateCall(request, timeout=timeout, metadata=self._metadata)
 
     async def reconcile_results(
@@ -482,7 +512,7 @@ class AsyncErrordClient:
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.ReportOutcomeResponse:
         """Record how an attempt ended; see ErrordClient.report_outcome."""
-        request = _outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
+        request = outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
         return await self._stub.ReportOutcome(request, timeout=timeout, metadata=self._metadata)
 
     async def get_turn_trace(
@@ -515,7 +545,7 @@ class AsyncErrordClient:
         The call is cancelled when the iterator is closed: leave early through
         ``contextlib.aclosing`` rather than leaving that to garbage collection.
         """
-        request = _watch_request(turn_id, include_history, after_sequence, batch_interval)
+        request = watch_trace_request(turn_id, include_history, after_sequence, batch_interval)
         call = self._stub.WatchTrace(request, metadata=self._metadata)
         try:
             async for response in call:
@@ -535,7 +565,7 @@ class AsyncErrordClient:
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.AdmitCallResponse:
         """Ask whether the tool's breaker lets this attempt run; see ErrordClient.admit_call."""
-        request = _admission_request(turn_id, call_id, tool, attempt, arguments)
+        request = admission_request(turn_id, call_id, tool, attempt, arguments)
         return await self._stub.AdmitCall(request, timeout=timeout, metadata=self._metadata)
 
     async def watch_tools(
@@ -559,17 +589,6 @@ class AsyncErrordClient:
             call.cancel()
 
 
-def _watch_request(
-    turn_id: str, include_history: bool, after_sequence: int, batch_interval: float | None
-) -> pb.WatchTraceRequest:
-    request = pb.WatchTraceRequest(
-        turn_id=turn_id, include_history=include_history, after_sequence=after_sequence
-    )
-    if batch_interval is not None:
-        request.batch_interval.FromNanoseconds(round(batch_interval * 1e9))
-    return request
-
-
 def _events(response: pb.WatchTraceResponse) -> list[pb.TraceEvent]:
     """The response's event, or its events when the watch is batched."""
     return [response.event] if response.HasField("event") else list(response.events)
@@ -587,193 +606,3 @@ def _bearer(token: str | None) -> _Metadata:
     if not token or any(not "!" <= character <= "~" for character in token):
         raise ValueError("token must be printable ASCII without spaces, as in errord's token_file")
     return (("authorization", f"Bearer {token}"),)
-
-
-def field_violations(error: grpc.RpcError) -> list[tuple[str, str]]:
-    """Return the ``(field, description)`` pairs of an INVALID_ARGUMENT error.
-
-    errord names each bad request field in a ``google.rpc.BadRequest`` detail
-    of the status it sends in the ``grpc-status-details-bin`` trailer; an
-    error without one gives ``[]``. Decoding needs the ``google.rpc`` messages
-    (googleapis-common-protos, which grpcio-status brings): install the
-    package's ``status`` extra, ``pip install './clients/python[status]'``.
-    """
-    try:
-        from google.rpc import error_details_pb2, status_pb2
-    except ImportError as missing:
-        raise ImportError(
-            "field_violations needs google.rpc: install errord-client's 'status' extra "
-            "(from errord's checkout: pip install './clients/python[status]')"
-        ) from missing
-    status = status_pb2.Status.FromString(_status_details(error))
-    violations: list[tuple[str, str]] = []
-    for detail in status.details:
-        bad_request = error_details_pb2.BadRequest()
-        if detail.Unpack(bad_request):
-            violations.extend((v.field, v.description) for v in bad_request.field_violations)
-    return violations
-
-
-def _status_details(error: grpc.RpcError) -> bytes:
-    """The serialized google.rpc.Status an error carries, or b"" when it carries none."""
-    trailing_metadata = getattr(error, "trailing_metadata", None)
-    for key, value in (trailing_metadata() if trailing_metadata else None) or ():
-        if key == _STATUS_DETAILS_KEY:
-            return bytes(value)
-    return b""
-
-
-def _begin_turn_request(
-    turn_id: str,
-    deadline: datetime | None,
-    max_retries: int | None,
-    max_retry_share: float | None,
-    plan: Sequence[pb.PlannedCall],
-) -> pb.BeginTurnRequest:
-    request = pb.BeginTurnRequest(turn_id=turn_id, plan=plan)
-    if deadline is not None:
-        request.deadline.FromDatetime(deadline)
-    if max_retries is not None or max_retry_share is not None:
-        request.retry_budget.SetInParent()
-        if max_retries is not None:
-            request.retry_budget.max_retries = max_retries
-        if max_retry_share is not None:
-            request.retry_budget.max_share = max_retry_share
-    return request
-
-
-_NO_DEFAULT: Any = object()
-
-
-def planned_call(
-    call_id: str,
-    tool: str,
-    *,
-    depends_on: Sequence[str] = (),
-    optional: bool | None = None,
-    default: Any = _NO_DEFAULT,
-    arguments: Mapping[str, Any] | None = None,
-) -> pb.PlannedCall:
-    """One call of a turn's plan for ``begin_turn``: the calls whose results it needs,
-    whether the turn can go on without it (None: as its tool's manifest says), and its
-    default result (any JSON value, None included; not given: the manifest's)."""
-    call = pb.PlannedCall(call_id=call_id, tool=tool, depends_on=depends_on)
-    if optional is not None:
-        call.optional = optional
-    if default is not _NO_DEFAULT:
-        json_format.ParseDict(default, call.default_value)
-    if arguments is not None:
-        call.arguments.CopyFrom(_struct(arguments))
-    return call
-
-
-def failure_request(
-    *,
-    turn_id: str,
-    call_id: str,
-    tool: str,
-    attempt: int,
-    error: pb.ToolError | None = None,
-    code: pb.ErrorCode | str = pb.ERROR_CODE_UNSPECIFIED,
-    message: str = "",
-    http_status: int = 0,
-    exception_type: str = "",
-    retry_after: float | None = None,
-    arguments: Mapping[str, Any] | None = None,
-    elapsed: float | None = None,
-) -> pb.ReportFailureRequest:
-    """One failure for ``report_failures``, from the arguments report_failure takes."""
-    tool_error = _tool_error(error, code, message, http_status, exception_type, retry_after)
-    return _failure_request(turn_id, call_id, tool, attempt, tool_error, arguments, elapsed)
-
-
-def _tool_error(
-    error: pb.ToolError | None,
-    code: pb.ErrorCode | str,
-    message: str,
-    http_status: int,
-    exception_type: str,
-    retry_after: float | None,
-) -> pb.ToolError:
-    """Build the ToolError from the convenience fields, or pass ``error`` through."""
-    fields = pb.ToolError(
-        code=code,
-        message=message,
-        http_status=http_status,
-        exception_type=exception_type,
-        retry_after=as_duration(retry_after),
-    )
-    if error is None:
-        return fields
-    if fields.ListFields():
-        given = ", ".join(field.name for field, _ in fields.ListFields())
-        raise ValueError(f"report_failure: pass error= or the error fields, not both (got {given})")
-    return error
-
-
-def _failure_request(
-    turn_id: str,
-    call_id: str,
-    tool: str,
-    attempt: int,
-    error: pb.ToolError,
-    arguments: Mapping[str, Any] | None,
-    elapsed: float | None,
-) -> pb.ReportFailureRequest:
-    return pb.ReportFailureRequest(
-        turn_id=turn_id,
-        call_id=call_id,
-        tool=tool,
-        attempt=attempt,
-        error=error,
-        arguments=None if arguments is None else _struct(arguments),
-        elapsed=as_duration(elapsed),
-    )
-
-
-def _admission_request(
-    turn_id: str, call_id: str, tool: str, attempt: int, arguments: Mapping[str, Any] | None
-) -> pb.AdmitCallRequest:
-    return pb.AdmitCallRequest(
-        turn_id=turn_id,
-        call_id=call_id,
-        tool=tool,
-        attempt=attempt,
-        arguments=None if arguments is None else _struct(arguments),
-    )
-
-
-def _outcome_request(
-    turn_id: str,
-    call_id: str,
-    tool: str,
-    attempt: int,
-    success: bool,
-    duration: float | None,
-    decision_id: str,
-) -> pb.ReportOutcomeRequest:
-    return pb.ReportOutcomeRequest(
-        turn_id=turn_id,
-        call_id=call_id,
-        tool=tool,
-        attempt=attempt,
-        outcome=pb.OUTCOME_SUCCESS if success else pb.OUTCOME_FAILURE,
-        duration=as_duration(duration),
-        decision_id=decision_id,
-    )
-
-
-def _struct(mapping: Mapping[str, Any]) -> struct_pb2.Struct:
-    """A JSON-like mapping as a Struct; raises ValueError for values JSON cannot hold."""
-    struct = struct_pb2.Struct()
-    struct.update(mapping)
-    return struct
-
-
-def as_duration(seconds: float | None) -> duration_pb2.Duration | None:
-    """Seconds as a Duration, to the nanosecond; None stays unset."""
-    if seconds is None:
-        return None
-    duration = duration_pb2.Duration()
-    duration.FromNanoseconds(round(seconds * 1_000_000_000))
-    return duration
