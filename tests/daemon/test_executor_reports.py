@@ -44,7 +44,7 @@ async def test_parallel_calls_failing_together_are_reported_in_one_request(
             [{"id": f"c{n}", "name": f"tool_{n}", "arguments": {}} for n in range(4)]
         )
     finally:
-        await executor.aclose()
+        await executor.close()
     assert [result.status for result in results] == [ResultStatus.SUCCEEDED] * 4
     assert counted["ReportFailures"] == 1
     assert counted["failures in ReportFailures"] == 4
@@ -71,9 +71,9 @@ async def test_a_successful_call_awaits_no_rpc_on_its_own_path(daemon: InProcess
         for name in ("ReportOutcome", "EndTurn", "AdmitCall", "ReportFailure", "BeginTurn"):
             setattr(stub, name, watch(name, getattr(stub, name)))
         call = {"id": "c1", "name": "quick", "arguments": {}}
-        result = await executor.execute(call, turn_id="turn-quick")
+        result = await executor.run_one(call, turn_id="turn-quick")
     finally:
-        await executor.aclose()  # the outcome and the turn's end go out in the background
+        await executor.close()  # the outcome and the turn's end go out in the background
     assert result.status is ResultStatus.SUCCEEDED
     assert path == []
     async with AsyncErrordClient(daemon.address, token=daemon.token) as errord:

@@ -44,7 +44,7 @@ test("SIGKILL and restart mid-batch: every call has a result, local decisions wh
   try {
     await executor.start(10);
     const calls = Array.from({ length: 3 * PER_PHASE }, (_, n) => ({ id: `c-${n}`, name: "feed", arguments: { n } }));
-    const batch = executor.executeToolBatch(calls, { turnId: "turn-restart" });
+    const batch = executor.run(calls, { turnId: "turn-restart" });
     await waitFor(() => succeeded === PER_PHASE, "the first calls to succeed with errord up");
     await daemon.stop("SIGKILL");
     killed.open();

@@ -2,7 +2,7 @@
  * The executor: runs a model's tool calls and follows errord's decisions on their failures.
  *
  *     const executor = new Executor({ tools: [flightSearch, hotelSearch] });
- *     const results = await executor.executeToolBatch(toolCalls); // one result per call, in order
+ *     const results = await executor.run(toolCalls); // one result per call, in order
  *     const messages = results.map(toOpenAI);
  *
  * For each call: admission (the breaker, as errord last said, in memory; AdmitCall only
@@ -108,16 +108,16 @@ export class Executor {
     await this.watch;
   }
 
-  /** Run one call as a turn of its own (seed 000's executeTool). */
-  async executeTool(call: RawToolCall, options: RunOptions = {}): Promise<ToolResult> {
-    const [result] = await this.executeToolBatch([call], options);
+  /** Run one call as a turn of its own. */
+  async runOne(call: RawToolCall, options: RunOptions = {}): Promise<ToolResult> {
+    const [result] = await this.run([call], options);
     return result as ToolResult;
   }
 
   /** Run `calls` as one turn: independent calls at once, a call after those it
    * `dependsOn`. One result per call, in order; never rejects for a tool's failure or
    * errord's. */
-  async executeToolBatch(calls: readonly RawToolCall[], options: RunOptions = {}): Promise<ToolResult[]> {
+  async run(calls: readonly RawToolCall[], options: RunOptions = {}): Promise<ToolResult[]> {
     await this.start();
     const turnId = options.turnId ?? `turn-${randomUUID()}`;
     const batch = new Batch(turnId, planOf(calls.map(toolCall)));
@@ -126,14 +126,14 @@ export class Executor {
       batch.plan.calls.map((call, position) =>
         batch.plan.repeated.has(position)
           ? ended(call, "failed", `an earlier call of the batch has the id ${call.callId}`)
-          : this.run(call, batch),
+          : this.runCall(call, batch),
       ),
     );
     if (results.length > 0) this.link.endTurn(turnId);
     return results;
   }
 
-  private async run(call: ToolCall, batch: Batch): Promise<ToolResult> {
+  private async runCall(call: ToolCall, batch: Batch): Promise<ToolResult> {
     const started = performance.now();
     let result: ToolResult;
     try {

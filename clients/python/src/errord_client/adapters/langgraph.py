@@ -356,7 +356,7 @@ class ErrorHandlingToolNode(ToolNode):
         """Close the executor of the running event loop, sending what it still holds."""
         started = self._started.pop(asyncio.get_running_loop(), None)
         if started is not None:
-            await started.executor.aclose()
+            await started.executor.close()
 
     def close(self) -> None:
         """Close the executor of synchronous invocations, and stop their thread."""

@@ -95,7 +95,7 @@ class Executor:
         value: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.aclose()
+        await self.close()
 
     async def start(self, *, sync_timeout: float = 1.0) -> None:
         """Connect and wait, ``sync_timeout`` seconds at most, for errord's tool policies.
@@ -107,7 +107,7 @@ class Executor:
             except TimeoutError:
                 log.info("errord's tool policies did not arrive within %s s", sync_timeout)
 
-    async def aclose(self, *, patience: float = 5.0) -> None:
+    async def close(self, *, patience: float = 5.0) -> None:
         """Send what is still queued (``patience`` seconds at most), then close."""
         if self._link is not None:
             await self._link.drain(patience)
@@ -143,8 +143,8 @@ class Executor:
             link.end_turn(turn_id)
         return list(results)
 
-    async def execute(self, call: ToolCall | Mapping[str, Any] | Any, **options: Any) -> ToolResult:
-        """Run one call as a turn of its own (seed 000's executeTool)."""
+    async def run_one(self, call: ToolCall | Mapping[str, Any] | Any, **options: Any) -> ToolResult:
+        """Run one call as a turn of its own; ``options`` as ``run`` takes them."""
         return (await self.run([call], **options))[0]
 
     def _started(self) -> ErrordLink:
