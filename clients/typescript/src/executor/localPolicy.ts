@@ -36,11 +36,12 @@ export class LocalPolicy {
     const code = localCode(failure);
     const transient = TRANSIENT_CODES.has(code);
     const said = failure.message || failure.exceptionType || code;
-    const local = { decidedBy: "local" as const, delay: 0, alternative: "", decisionId: "", consequences: [] };
+    const local = { decidedBy: "local" as const, delay: 0, alternative: "", decisionId: "", consequences: [], fault: "", parameter: "" };
     if (MODEL_CODES.has(code)) {
       return {
         ...local,
         action: "RETURN_TO_MODEL",
+        fault: "ARGUMENTS",
         code,
         errorClass: "permanent",
         llmMessage: `Error: the call to ${tool} is invalid: ${said}. Correct the call and try again.`,
