@@ -91,7 +91,7 @@ async def measure(address: str, calls: int) -> dict[str, Any]:
     executor = Executor([function_tool(noop)], target=address)
     await executor.start()
     link = executor._started()
-    rpcs = PathRpcs(link.stub)
+    rpcs = PathRpcs(link.client.stub)
     call = {"id": "c1", "name": "noop", "arguments": {}}
     direct: list[float] = []
     guarded: list[float] = []

@@ -39,7 +39,7 @@ async def test_parallel_calls_failing_together_are_reported_in_one_request(
     tools = [mock_tool(f"tool_{n}", "fine", script=[TimeoutError("slow")]) for n in range(4)]
     executor = Executor(tools, target=daemon.address)
     try:
-        counted = count_calls(executor._started().stub)
+        counted = count_calls(executor._started().client.stub)
         results = await executor.run(
             [{"id": f"c{n}", "name": f"tool_{n}", "arguments": {}} for n in range(4)]
         )
@@ -57,7 +57,7 @@ async def test_a_successful_call_awaits_no_rpc_on_its_own_path(daemon: InProcess
     executor = Executor([mock_tool("quick", {"ok": True})], target=daemon.address)
     path: list[str] = []
     try:
-        stub = executor._started().stub
+        stub = executor._started().client.stub
         running: asyncio.Task[Any] | None = asyncio.current_task()
 
         def watch(name: str, method: Callable[..., Any]) -> Callable[..., Any]:

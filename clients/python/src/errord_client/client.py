@@ -1,7 +1,8 @@
 """Typed sync and async clients for errord.v1.ErrorHandlerService.
 
 ``ErrordClient`` (blocking) and ``AsyncErrordClient`` (``grpc.aio``) have the
-same methods. They turn plain Python values into wire messages (a mapping into
+same methods, on one base (``BaseClient``: the channel, the token, the generated
+``stub``). They turn plain Python values into wire messages (a mapping into
 ``google.protobuf.Struct``, seconds into ``google.protobuf.Duration``) and
 return the generated response messages unchanged.
 
@@ -31,7 +32,7 @@ from collections.abc import (
 )
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 import grpc
 import grpc.aio
@@ -52,6 +53,9 @@ DEFAULT_TARGET = "127.0.0.1:50051"
 
 _Metadata = tuple[tuple[str, str], ...] | None
 """Metadata sent with every call: the bearer token, when one was given."""
+
+ChannelOptions = Sequence[tuple[str, Any]]
+"""gRPC channel arguments (``("grpc.enable_retries", 1)``, ...)."""
 
 _Request = TypeVar("_Request", contravariant=True)
 _Response = TypeVar("_Response", covariant=True)
@@ -121,36 +125,62 @@ class _AsyncStub(Protocol):
     WatchTools: _Unary[pb.WatchToolsRequest, _AsyncStreamCall[pb.WatchToolsResponse]]
 
 
-class ErrordClient:
-    """A blocking errord client.
+_Channel = TypeVar("_Channel", grpc.Channel, grpc.aio.Channel)
+_Stub = TypeVar("_Stub", _SyncStub, _AsyncStub)
 
-    It opens a channel to ``target`` (``host:port`` or ``unix:/path``),
-    plaintext unless TLS ``credentials`` are given (``grpc.ssl_channel_credentials``),
-    and closes it on ``close()`` or when its ``with`` block ends. A ``channel``
-    passed in is used instead of ``target`` and never closed by the client: its
-    owner closes it. With ``token`` every call sends ``authorization: Bearer
-    <token>``, which a daemon with ``token_file`` set requires.
+
+class BaseClient(Generic[_Channel, _Stub]):
+    """What ErrordClient and AsyncErrordClient share: a channel to errord, opened or given,
+    the token's metadata, and the generated stub.
+
+    The client opens a channel to ``target`` (``host:port`` or ``unix:/path``), plaintext
+    unless TLS ``credentials`` are given (``grpc.ssl_channel_credentials``), with the
+    gRPC channel arguments ``options``; it closes that channel on ``close()`` or when
+    its ``with`` block ends. A ``channel`` passed in is used instead and never closed by
+    the client: its owner closes it. With ``token`` every call sends ``authorization:
+    Bearer <token>``, which a daemon with ``token_file`` set requires (and operator calls,
+    with the operator token).
     """
 
     def __init__(
         self,
         target: str = DEFAULT_TARGET,
         *,
-        channel: grpc.Channel | None = None,
+        channel: _Channel | None = None,
         token: str | None = None,
         credentials: grpc.ChannelCredentials | None = None,
+        options: ChannelOptions = (),
     ) -> None:
-        _check_channel_options(channel, credentials)
-        self._metadata = _bearer(token)
+        if channel is not None and (credentials is not None or options):
+            given = "credentials=" if credentials is not None else "options="
+            raise ValueError(f"pass {given} or channel=, not both: a channel has its own")
+        self.metadata: _Metadata = _bearer(token)
+        """What every call carries: the bearer token, when one was given."""
         self._owns_channel = channel is None
-        if channel is None:
-            channel = (
-                grpc.insecure_channel(target)
-                if credentials is None
-                else grpc.secure_channel(target, credentials)
-            )
-        self._channel = channel
-        self._stub: _SyncStub = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
+        self.channel: _Channel = (
+            self._open(target, credentials, tuple(options)) if channel is None else channel
+        )
+        self.stub: _Stub = errord_pb2_grpc.ErrorHandlerServiceStub(self.channel)
+        """The generated stub on the channel, for generated requests: give its calls
+        ``metadata=client.metadata``."""
+
+    @staticmethod
+    def _open(
+        target: str, credentials: grpc.ChannelCredentials | None, options: ChannelOptions
+    ) -> _Channel:
+        raise NotImplementedError
+
+
+class ErrordClient(BaseClient[grpc.Channel, _SyncStub]):
+    """A blocking errord client; see BaseClient for its channel and token."""
+
+    @staticmethod
+    def _open(
+        target: str, credentials: grpc.ChannelCredentials | None, options: ChannelOptions
+    ) -> grpc.Channel:
+        if credentials is None:
+            return grpc.insecure_channel(target, options=options)
+        return grpc.secure_channel(target, credentials, options=options)
 
     def __enter__(self) -> Self:
         return self
@@ -166,7 +196,7 @@ class ErrordClient:
     def close(self) -> None:
         """Close the channel if this client opened it."""
         if self._owns_channel:
-            self._channel.close()
+            self.channel.close()
 
     def report_failure(
         self,
@@ -207,7 +237,7 @@ class ErrordClient:
             arguments=arguments,
             elapsed=elapsed,
         )
-        return self._stub.ReportFailure(request, timeout=timeout, metadata=self._metadata)
+        return self.stub.ReportFailure(request, timeout=timeout, metadata=self.metadata)
 
     def begin_turn(
         self,
@@ -222,12 +252,12 @@ class ErrordClient:
         """Begin a turn with its deadline (None: errord's default, 300 s), its own retry
         budget (neither given: errord's) and its plan (calls built with ``planned_call``)."""
         request = begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
-        return self._stub.BeginTurn(request, timeout=timeout, metadata=self._metadata)
+        return self.stub.BeginTurn(request, timeout=timeout, metadata=self.metadata)
 
     def end_turn(self, turn_id: str, *, timeout: float | None = None) -> pb.EndTurnResponse:
         """Close a turn; its summary: each call's final status and a notice for the user."""
-        return self._stub.EndTurn(
-            pb.EndTurnRequest(turn_id=turn_id), timeout=timeout, metadata=self._metadata
+        return self.stub.EndTurn(
+            pb.EndTurnRequest(turn_id=turn_id), timeout=timeout, metadata=self.metadata
         )
 
     def validate_call(
@@ -236,7 +266,7 @@ class ErrordClient:
         """Check a call's arguments against the tool's JSON Schema before running it; for an
         invalid call, send ``llm_message`` to the model instead."""
         request = pb.ValidateCallRequest(tool=tool, arguments=struct_of(arguments))
-        return self._stub.ValidateCall(request, timeout=timeout, metadata=self._metadata)
+        return self.stub.ValidateCall(request, timeout=timeout, metadata=self.metadata)
 
     def reconcile_results(
         self,
@@ -249,7 +279,7 @@ class ErrordClient:
         """Exactly one result per tool call of the model's message, in call order (see
         errord_client.results for the shapes model APIs take)."""
         request = pb.ReconcileResultsRequest(turn_id=turn_id, calls=calls, results=results)
-        return self._stub.ReconcileResults(request, timeout=timeout, metadata=self._metadata)
+        return self.stub.ReconcileResults(request, timeout=timeout, metadata=self.metadata)
 
     def report_failures(
         self, failures: Sequence[pb.ReportFailureRequest], *, timeout: float | None = None
@@ -257,7 +287,7 @@ class ErrordClient:
         """Report several failed attempts (a turn's parallel calls, built with
         ``failure_request``) in one call: one decision each, in order, committed together."""
         request = pb.ReportFailuresRequest(failures=failures)
-        return self._stub.ReportFailures(request, timeout=timeout, metadata=self._metadata)
+        return self.stub.ReportFailures(request, timeout=timeout, metadata=self.metadata)
 
     def report_outcome(
         self,
@@ -273,7 +303,7 @@ class ErrordClient:
     ) -> pb.ReportOutcomeResponse:
         """Record how an attempt ended; ``duration`` in seconds, ``decision_id`` it followed."""
         request = outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
-        return self._stub.ReportOutcome(request, timeout=timeout, metadata=self._metadata)
+        return self.stub.ReportOutcome(request, timeout=timeout, metadata=self.metadata)
 
     def get_turn_trace(self, turn_id: str, *, timeout: float | None = None) -> list[pb.TraceEvent]:
         """Return every trace event of one turn, oldest first, reading page after page.
@@ -284,7 +314,7 @@ class ErrordClient:
         token = ""
         while True:
             request = pb.GetTurnTraceRequest(turn_id=turn_id, page_token=token)
-            page = self._stub.GetTurnTrace(request, timeout=timeout, metadata=self._metadata)
+            page = self.stub.GetTurnTrace(request, timeout=timeout, metadata=self.metadata)
             events.extend(page.events)
             token = page.next_page_token
             if not token:
@@ -309,7 +339,7 @@ class ErrordClient:
         the first ``next()`` and is cancelled when the iterator is closed.
         """
         request = watch_trace_request(turn_id, include_history, after_sequence, batch_interval)
-        call = self._stub.WatchTrace(request, metadata=self._metadata)
+        call = self.stub.WatchTrace(request, metadata=self.metadata)
         try:
             for response in call:
                 yield from _events(response)
@@ -338,7 +368,7 @@ class ErrordClient:
         answer.
         """
         request = admission_request(turn_id, call_id, tool, attempt, arguments)
-        return self._stub.AdmitCall(request, timeout=timeout, metadata=self._metadata)
+        return self.stub.AdmitCall(request, timeout=timeout, metadata=self.metadata)
 
     def watch_tools(
         self, *, timeout: float | None = None
@@ -353,43 +383,24 @@ class ErrordClient:
         iterator is closed, which cancels the call. The call starts at the first
         ``next()``.
         """
-        call = self._stub.WatchTools(
-            pb.WatchToolsRequest(), timeout=timeout, metadata=self._metadata
-        )
+        call = self.stub.WatchTools(pb.WatchToolsRequest(), timeout=timeout, metadata=self.metadata)
         try:
             yield from call
         finally:
             call.cancel()
 
 
-class AsyncErrordClient:
-    """An asyncio errord client on ``grpc.aio``, with the methods of ErrordClient.
+class AsyncErrordClient(BaseClient[grpc.aio.Channel, _AsyncStub]):
+    """An asyncio errord client on ``grpc.aio``, with the methods of ErrordClient; see
+    BaseClient for its channel and token."""
 
-    It opens a channel to ``target`` (TLS with ``credentials``, else
-    plaintext) and closes it on ``await close()`` or when its ``async with``
-    block ends; a ``channel`` passed in is never closed by the client. With
-    ``token`` every call sends ``authorization: Bearer <token>``.
-    """
-
-    def __init__(
-        self,
-        target: str = DEFAULT_TARGET,
-        *,
-        channel: grpc.aio.Channel | None = None,
-        token: str | None = None,
-        credentials: grpc.ChannelCredentials | None = None,
-    ) -> None:
-        _check_channel_options(channel, credentials)
-        self._metadata = _bearer(token)
-        self._owns_channel = channel is None
-        if channel is None:
-            channel = (
-                grpc.aio.insecure_channel(target)
-                if credentials is None
-                else grpc.aio.secure_channel(target, credentials)
-            )
-        self._channel = channel
-        self._stub: _AsyncStub = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
+    @staticmethod
+    def _open(
+        target: str, credentials: grpc.ChannelCredentials | None, options: ChannelOptions
+    ) -> grpc.aio.Channel:
+        if credentials is None:
+            return grpc.aio.insecure_channel(target, options=options)
+        return grpc.aio.secure_channel(target, credentials, options=options)
 
     async def __aenter__(self) -> Self:
         return self
@@ -405,7 +416,7 @@ class AsyncErrordClient:
     async def close(self) -> None:
         """Close the channel if this client opened it."""
         if self._owns_channel:
-            await self._channel.close()
+            await self.channel.close()
 
     async def report_failure(
         self,
@@ -439,7 +450,7 @@ class AsyncErrordClient:
             arguments=arguments,
             elapsed=elapsed,
         )
-        return await self._stub.ReportFailure(request, timeout=timeout, metadata=self._metadata)
+        return await self.stub.ReportFailure(request, timeout=timeout, metadata=self.metadata)
 
     async def begin_turn(
         self,
@@ -453,7 +464,7 @@ class AsyncErrordClient:
     ) -> pb.BeginTurnResponse:
         """Begin a turn; see ErrordClient.begin_turn."""
         request = begin_turn_request(turn_id, deadline, max_retries, max_retry_share, plan)
-        return await self._stub.BeginTurn(request, timeout=timeout, metadata=self._metadata)
+        return await self.stub.BeginTurn(request, timeout=timeout, metadata=self.metadata)
 
     async def end_turn(
         self,
@@ -462,8 +473,8 @@ class AsyncErrordClient:
         timeout: float | None = None,  # noqa: ASYNC109 - sent as the gRPC deadline
     ) -> pb.EndTurnResponse:
         """Close a turn; see ErrordClient.end_turn."""
-        return await self._stub.EndTurn(
-            pb.EndTurnRequest(turn_id=turn_id), timeout=timeout, metadata=self._metadata
+        return await self.stub.EndTurn(
+            pb.EndTurnRequest(turn_id=turn_id), timeout=timeout, metadata=self.metadata
         )
 
     async def validate_call(
@@ -475,7 +486,7 @@ class AsyncErrordClient:
     ) -> pb.ValidateCallResponse:
         """Check a call's arguments; see ErrordClient.validate_call."""
         request = pb.ValidateCallRequest(tool=tool, arguments=struct_of(arguments))
-        return await self._stub.ValidateCall(request, timeout=timeout, metadata=self._metadata)
+        return await self.stub.ValidateCall(request, timeout=timeout, metadata=self.metadata)
 
     async def reconcile_results(
         self,
@@ -487,7 +498,7 @@ class AsyncErrordClient:
     ) -> pb.ReconcileResultsResponse:
         """One result per tool call; see ErrordClient.reconcile_results."""
         request = pb.ReconcileResultsRequest(turn_id=turn_id, calls=calls, results=results)
-        return await self._stub.ReconcileResults(request, timeout=timeout, metadata=self._metadata)
+        return await self.stub.ReconcileResults(request, timeout=timeout, metadata=self.metadata)
 
     async def report_failures(
         self,
@@ -497,7 +508,7 @@ class AsyncErrordClient:
     ) -> pb.ReportFailuresResponse:
         """Report several failed attempts in one call; see ErrordClient.report_failures."""
         request = pb.ReportFailuresRequest(failures=failures)
-        return await self._stub.ReportFailures(request, timeout=timeout, metadata=self._metadata)
+        return await self.stub.ReportFailures(request, timeout=timeout, metadata=self.metadata)
 
     async def report_outcome(
         self,
@@ -513,7 +524,7 @@ class AsyncErrordClient:
     ) -> pb.ReportOutcomeResponse:
         """Record how an attempt ended; see ErrordClient.report_outcome."""
         request = outcome_request(turn_id, call_id, tool, attempt, success, duration, decision_id)
-        return await self._stub.ReportOutcome(request, timeout=timeout, metadata=self._metadata)
+        return await self.stub.ReportOutcome(request, timeout=timeout, metadata=self.metadata)
 
     async def get_turn_trace(
         self,
@@ -526,7 +537,7 @@ class AsyncErrordClient:
         token = ""
         while True:
             request = pb.GetTurnTraceRequest(turn_id=turn_id, page_token=token)
-            page = await self._stub.GetTurnTrace(request, timeout=timeout, metadata=self._metadata)
+            page = await self.stub.GetTurnTrace(request, timeout=timeout, metadata=self.metadata)
             events.extend(page.events)
             token = page.next_page_token
             if not token:
@@ -546,7 +557,7 @@ class AsyncErrordClient:
         ``contextlib.aclosing`` rather than leaving that to garbage collection.
         """
         request = watch_trace_request(turn_id, include_history, after_sequence, batch_interval)
-        call = self._stub.WatchTrace(request, metadata=self._metadata)
+        call = self.stub.WatchTrace(request, metadata=self.metadata)
         try:
             async for response in call:
                 for event in _events(response):
@@ -566,7 +577,7 @@ class AsyncErrordClient:
     ) -> pb.AdmitCallResponse:
         """Ask whether the tool's breaker lets this attempt run; see ErrordClient.admit_call."""
         request = admission_request(turn_id, call_id, tool, attempt, arguments)
-        return await self._stub.AdmitCall(request, timeout=timeout, metadata=self._metadata)
+        return await self.stub.AdmitCall(request, timeout=timeout, metadata=self.metadata)
 
     async def watch_tools(
         self,
@@ -579,9 +590,7 @@ class AsyncErrordClient:
         The call is cancelled when the iterator is closed: leave early through
         ``contextlib.aclosing`` rather than leaving that to garbage collection.
         """
-        call = self._stub.WatchTools(
-            pb.WatchToolsRequest(), timeout=timeout, metadata=self._metadata
-        )
+        call = self.stub.WatchTools(pb.WatchToolsRequest(), timeout=timeout, metadata=self.metadata)
         try:
             async for response in call:
                 yield response
@@ -592,11 +601,6 @@ class AsyncErrordClient:
 def _events(response: pb.WatchTraceResponse) -> list[pb.TraceEvent]:
     """The response's event, or its events when the watch is batched."""
     return [response.event] if response.HasField("event") else list(response.events)
-
-
-def _check_channel_options(channel: object, credentials: grpc.ChannelCredentials | None) -> None:
-    if channel is not None and credentials is not None:
-        raise ValueError("pass credentials= or channel=, not both: a channel has its own")
 
 
 def _bearer(token: str | None) -> _Metadata:

@@ -15,9 +15,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 import grpc
 import grpc.aio
@@ -26,8 +25,8 @@ from errord_client.v1 import errord_pb2 as pb
 
 log = logging.getLogger("errord_client.executor")
 
-WatchTools = Callable[..., Any]
-"""The generated stub's WatchTools over a grpc.aio channel."""
+WatchTools = Callable[[], AsyncIterator[pb.WatchToolsResponse]]
+"""A watch of errord's tool policies: AsyncErrordClient.watch_tools."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +134,6 @@ class ToolBoard:
     async def follow(
         self,
         watch: WatchTools,
-        metadata: tuple[tuple[str, str], ...] | None,
         pause: Callable[[float], Awaitable[None]] = asyncio.sleep,
         retry_every: float = 0.5,
     ) -> None:
@@ -143,8 +141,7 @@ class ToolBoard:
         ``retry_every`` seconds after each stream ends."""
         while True:
             try:
-                call = watch(pb.WatchToolsRequest(), metadata=metadata)
-                async for response in call:
+                async for response in watch():
                     self.apply(response)
             except grpc.aio.AioRpcError as error:
                 if error.code() is grpc.StatusCode.UNIMPLEMENTED:
