@@ -231,7 +231,7 @@ class ToolErrorEntry:
 
 
 class ToolErrorRegistry:
-    """Errors by tool and type (seed 002's registry): every one counted, the last
+    """The node's error registry, by tool and error type: every one counted, the last
     ``keep`` of each kind kept. Safe to share between threads."""
 
     def __init__(self, keep: int = 100) -> None:
