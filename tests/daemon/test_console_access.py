@@ -108,7 +108,7 @@ def test_the_turn_list_filters_by_tool_action_user_and_time(tmp_path: Path) -> N
                     turn_id=turn, call_id="c1", tool=tool, attempt=1, user_id=user,
                     error=pb.ToolError(code=code, message="it failed"),
                 )  # fmt: skip
-                errord._stub.ReportFailure(request)
+                errord.stub.ReportFailure(request)
 
         def listed(query: str) -> set[str]:
             bearer = {"Authorization": f"Bearer {daemon.token}"}

@@ -46,7 +46,7 @@ export class InvalidArguments extends Error {
 }
 
 /** `run` as a tool named `name`. */
-export function defineTool(
+export function tool(
   name: string,
   run: ToolFunction,
   options: { description?: string; parameters?: JsonObject } = {},
@@ -64,8 +64,8 @@ export class ToolRegistry {
   }
 
   /** Add `tool` (a function is registered by its name); a second tool of a name replaces the first. */
-  register(tool: Tool | ToolFunction): void {
-    const found = typeof tool === "function" ? defineTool(tool.name, tool) : tool;
+  register(given: Tool | ToolFunction): void {
+    const found = typeof given === "function" ? tool(given.name, given) : given;
     this.tools.set(found.name, found);
   }
 

@@ -352,7 +352,7 @@ class ErrordMCPSession:
         received: dict[str, mcp_types.CallToolResult] = {}
         token = _RECEIVED.set(received)
         try:
-            result = await self.executor.execute(call, turn_id=turn_id)
+            result = await self.executor.run_one(call, turn_id=turn_id)
         finally:
             _RECEIVED.reset(token)
         return result, received
