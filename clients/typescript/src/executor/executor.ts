@@ -20,7 +20,7 @@ import { ErrordClient } from "../client.js";
 import { Outcome } from "../gen/errord/v1/errord_pb.js";
 import type { ConnectionOptions } from "../transport.js";
 import { acceptArguments, InvalidArguments, ToolNotFound, ToolRegistry, type Tool, type ToolFunction } from "../tools/registry.js";
-import { sleep, ToolBoard } from "./board.js";
+import { boardKey, sleep, ToolBoard } from "./board.js";
 import { toolCall, type RawToolCall, type ToolCall } from "./calls.js";
 import { declarationOf } from "./declarations.js";
 import { failure, failureFromError, toToolError, type ToolFailure } from "./failures.js";
@@ -266,11 +266,12 @@ class CallRun {
   > {
     const found = this.toolToRun();
     if (!("tool" in found)) return { kind: "failed", failure: found, elapsed: 0 };
-    if (!this.admitted && !this.executor.board.closed(this.tool)) {
-      const refusal = await this.admit();
+    const key = boardKey(this.tool, found.tool.scope);
+    if (!this.admitted && !this.executor.board.closed(key)) {
+      const refusal = await this.admit(found.tool.scope);
       if (refusal !== undefined) return { kind: "refused", verdict: refusal };
     }
-    const timeout = this.timeout ?? this.executor.board.timeout(this.tool);
+    const timeout = this.timeout ?? this.executor.board.timeout(key);
     this.attempts += 1;
     const started = performance.now();
     const elapsed = (): number => (performance.now() - started) / 1000;
@@ -317,13 +318,14 @@ class CallRun {
 
   /** AdmitCall: undefined when the attempt may run (or errord did not answer: it runs
    * then), else the verdict that refused it. */
-  private async admit(): Promise<Verdict | undefined> {
+  private async admit(scope = ""): Promise<Verdict | undefined> {
     const response = await this.executor.link.admit({
       turnId: this.batch.turnId,
       callId: this.call.callId,
       tool: this.tool,
       attempt: this.attempt,
       arguments: this.call.arguments,
+      scope,
     });
     if (response === undefined || response.admitted || response.decision === undefined) return undefined;
     return fromDecision(response.decision);
@@ -338,7 +340,10 @@ class CallRun {
       error: toToolError(found),
       arguments: this.call.arguments,
       elapsed,
-      toolDeclaration: this.running && declarationOf(this.running, this.timeout ?? this.executor.board.timeout(this.tool)),
+      toolDeclaration:
+        this.running &&
+        declarationOf(this.running, this.timeout ?? this.executor.board.timeout(boardKey(this.tool, this.running.scope))),
+      scope: this.running?.scope ?? "",
     });
     return verdict ?? this.executor.localPolicy.decide(this.tool, found, this.attempt, this.delays.get(this.tool) ?? 0);
   }
@@ -351,6 +356,7 @@ class CallRun {
       attempt: this.attempt,
       outcome: Outcome.SUCCESS,
       decisionId: this.lastDecision,
+      scope: this.running?.scope ?? "",
     });
     return {
       ...this.base("succeeded"),

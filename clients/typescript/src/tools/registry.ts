@@ -29,6 +29,10 @@ export interface Tool {
   readonly description?: string;
   /** The JSON Schema of its arguments (an object schema). */
   readonly parameters?: JsonObject;
+  /** The backend its attempts reach, when errord should keep its circuit breaker,
+   * statistics, rate-limit window and memory apart from the same tool's elsewhere (a host,
+   * a region, a tenant, the name of a credential, never the secret); none: the tool alone. */
+  readonly scope?: string;
   run(args: JsonObject, context: ToolContext): unknown;
 }
 
@@ -49,7 +53,7 @@ export class InvalidArguments extends Error {
 export function tool(
   name: string,
   run: ToolFunction,
-  options: { description?: string; parameters?: JsonObject } = {},
+  options: { description?: string; parameters?: JsonObject; scope?: string } = {},
 ): Tool {
   if (!name) throw new TypeError("a tool's name should not be empty");
   return { name, run, ...options };
