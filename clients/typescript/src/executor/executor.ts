@@ -445,6 +445,8 @@ async function runWithin(tool: Tool, args: JsonObject, call: ToolCall, attempt: 
  * be read of it and why it cannot run. */
 interface UnreadableCall {
   readonly callId: string;
+  /** The tool it names, if it names one. */
+  readonly tool: string;
   readonly problem: string;
 }
 
@@ -458,7 +460,13 @@ function readCall(raw: RawToolCall | null | undefined): ToolCall | UnreadableCal
   } catch (error) {
     const record = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
     const id = record["callId"] ?? record["call_id"] ?? record["id"];
-    return { callId: typeof id === "string" ? id : "", problem: error instanceof Error ? error.message : String(error) };
+    const fn = record["function"];
+    const name = typeof fn === "object" && fn !== null ? (fn as Record<string, unknown>)["name"] : record["name"];
+    return {
+      callId: typeof id === "string" ? id : "",
+      tool: typeof name === "string" ? name : "",
+      problem: error instanceof Error ? error.message : String(error),
+    };
   }
 }
 
@@ -468,7 +476,7 @@ function readCall(raw: RawToolCall | null | undefined): ToolCall | UnreadableCal
 function unreadable(call: UnreadableCall): ToolResult {
   return {
     callId: call.callId,
-    tool: "",
+    tool: call.tool,
     status: "failed",
     output: null,
     error: {
@@ -482,7 +490,7 @@ function unreadable(call: UnreadableCall): ToolResult {
     executionTimeMs: 0,
     attempts: 0,
     fallbackUsed: false,
-    toolUsed: "",
+    toolUsed: call.tool,
     decidedBy: "local",
     decisionIds: [],
     modelText: `Error: the tool call could not be read: ${call.problem}.`,
