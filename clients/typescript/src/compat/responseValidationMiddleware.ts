@@ -259,7 +259,7 @@ function resultErrors(result: unknown, at: string): string[] {
   if (typeof result["toolName"] !== "string") errors.push(`${at}.toolName must be a string`);
   if (!STATUSES.has(result["status"] as string)) errors.push(`${at}.status must be one of: success, error, timeout`);
   if (typeof result["executionTime"] !== "number") errors.push(`${at}.executionTime must be a number`);
-  if (result["status"] !== "success" && result["status"] !== undefined && !isRecord(result["error"])) {
+  if ((result["status"] === "error" || result["status"] === "timeout") && !isRecord(result["error"])) {
     errors.push(`${at}.error must be an object when status is ${String(result["status"])}`);
   }
   return errors;
