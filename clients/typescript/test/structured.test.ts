@@ -30,7 +30,7 @@ test("null, a call without an id and one without a name each get a failed INVALI
       assert.deepEqual([result?.status, result?.error?.code, result?.error?.fault, result?.attempts], ["failed", "INVALID_INPUT", "ARGUMENTS", 0]);
     }
     assert.match(nothing?.error?.message ?? "", /should be an object, got null/);
-    assert.deepEqual([noId?.callId, noName?.callId], ["", "c3"]);
+    assert.deepEqual([noId?.callId, noId?.tool, noName?.callId, noName?.tool], ["", "ping", "c3", ""]);
     assert.match(noId?.error?.message ?? "", /has no "id"/);
     assert.match(noName?.error?.message ?? "", /has no "name"/);
     const single = await executor.runOne(null as unknown as RawToolCall);
