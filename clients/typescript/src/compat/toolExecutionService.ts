@@ -156,23 +156,17 @@ export class ToolExecutionService {
     await Promise.all(this.resets);
     const calls = [...(toolCalls ?? [])];
     const timeout = options.timeout ?? this.defaultTimeout;
-    const held: string[] = [];
+    const held: Held[] = [];
     const raws = calls.map((call) => {
       if (typeof call !== "object" || call === null) return call;
-      if (implementation !== undefined && typeof call.id === "string") {
-        this.registry.hold(call.id, implementation, timeout);
-        held.push(call.id);
-      } else if (typeof call.id === "string") {
-        this.registry.hold(call.id, undefined, timeout);
-        held.push(call.id);
-      }
+      if (typeof call.id === "string") held.push(this.registry.hold(call.id, { implementation, timeout }));
       return { id: call.id, name: call.name, arguments: call.parameters ?? {} };
     });
     let ran: ToolResult[];
     try {
       ran = await this.executor.run(raws as Parameters<Executor["run"]>[0]);
     } finally {
-      for (const id of held) this.registry.release(id);
+      for (const entry of held) this.registry.release(entry);
     }
     return ran.map((result) => this.record(shapeOf(result, options)));
   }
@@ -199,12 +193,11 @@ export class ToolExecutionService {
     return new Map([...this.metrics].map(([name, counts]) => [name, metricsOf(counts)]));
   }
 
-  /** Close `toolName`'s circuit breaker in errord (ResetBreaker, with the operator token)
-   * and zero its metrics here. The calls made meanwhile wait for it. True once errord
+  /** Close `toolName`'s circuit breaker in errord (ResetBreaker, with the operator token):
+   * for every executor, since errord keeps it. The calls made meanwhile wait for it. True once errord
    * closed it; false, with a warning, when it could not (no operator token, errord away):
    * it never rejects. */
   resetCircuitBreaker(toolName: string): Promise<boolean> {
-    this.metrics.delete(toolName);
     const reset = this.resetInErrord(toolName);
     this.resets.add(reset);
     void reset.then(() => this.resets.delete(reset));
@@ -322,17 +315,30 @@ function asErrordReads(error: unknown): unknown {
   }
 }
 
+/** How one call in flight runs. */
+interface Held {
+  readonly callId: string;
+  readonly implementation?: ToolImplementation;
+  /** Milliseconds an attempt may run. */
+  readonly timeout: number;
+}
+
 /** The registry the service's executor reads: the tools given by name, and for a call
  * given its implementation, that implementation under whichever name errord runs. */
 class CallRegistry extends ToolRegistry {
-  private readonly held = new Map<string, { implementation?: ToolImplementation; timeout: number }>();
+  /** What each call id in flight runs with: the latest call of an id, while it runs. */
+  private readonly held = new Map<string, Held[]>();
 
-  hold(callId: string, implementation: ToolImplementation | undefined, timeout: number): void {
-    this.held.set(callId, { implementation, timeout });
+  hold(callId: string, how: Omit<Held, "callId">): Held {
+    const entry = { callId, ...how };
+    this.held.set(callId, [...(this.held.get(callId) ?? []), entry]);
+    return entry;
   }
 
-  release(callId: string): void {
-    this.held.delete(callId);
+  release(entry: Held): void {
+    const left = (this.held.get(entry.callId) ?? []).filter((other) => other !== entry);
+    if (left.length > 0) this.held.set(entry.callId, left);
+    else this.held.delete(entry.callId);
   }
 
   override get(name: string): Tool {
@@ -347,7 +353,7 @@ class CallRegistry extends ToolRegistry {
       parameters: registered?.parameters,
       scope: registered?.scope,
       run: (args: JsonObject, context: ToolContext) => {
-        const held = this.held.get(context.callId);
+        const held = this.held.get(context.callId)?.at(-1);
         const implementation = held?.implementation;
         let run: () => unknown;
         if (implementation !== undefined) run = () => implementation({ id: context.callId, name, parameters: args }, context);
