@@ -5,7 +5,8 @@
  * per-tool metrics counted per execution (a call that succeeded on its fourth attempt: 1
  * execution, 1 success, failure rate 0, while errord's per-attempt figures say 3
  * failures), and the circuit breaker: 5 consecutive failures open it, an open one fails
- * fast (CIRCUIT_OPEN, not retryable, the tool not run), resetCircuitBreaker closes it. The
+ * fast (CIRCUIT_OPEN, not retryable, the tool not run), getCircuitBreakerState says so,
+ * resetCircuitBreaker closes it. The
  * document's numbers (100/200/400 ms, 4 attempts, 5 failures, 60 s) are errord's manifest. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -13,6 +14,7 @@ import { OperatorClient } from "../src/index.js";
 import {
   ToolExecutionError,
   ToolExecutionService,
+  type CircuitBreakerState,
   type ToolCall,
   type ToolExecutionResult,
   type ToolMetrics,
@@ -192,7 +194,7 @@ test("metrics count executions: a call that succeeded on its fourth attempt is 1
   });
 });
 
-test("the circuit breaker: 5 consecutive failures open it, an open one fails fast with CIRCUIT_OPEN (not retryable, not run), resetCircuitBreaker closes it", async () => {
+test("the circuit breaker: 5 consecutive failures open it, an open one fails fast with CIRCUIT_OPEN (not retryable, not run), getCircuitBreakerState says so, resetCircuitBreaker closes it", async () => {
   await withService(documentManifest("unstable_service"), async (service) => {
     let runs = 0;
     let healthy = false;
@@ -202,6 +204,7 @@ test("the circuit breaker: 5 consecutive failures open it, an open one fails fas
       throw Object.assign(new Error("Service unavailable"), { status: 503 });
     };
     const call = (id: string): ToolCall => ({ id, name: "unstable_service", parameters: {} });
+    assert.deepEqual(await service.getCircuitBreakerState("unstable_service"), { failures: 0, lastFailure: 0, state: "closed" });
     const first = await service.executeTool(call("call-19a"), unstable);
     assert.equal(first.status, "error");
     assert.equal(runs, 4, "the document's 4 attempts");
@@ -216,11 +219,15 @@ test("the circuit breaker: 5 consecutive failures open it, an open one fails fas
       ["error", "CIRCUIT_OPEN", false, 5],
     );
     assert.match(refused.error?.userMessage ?? "", /\S/);
+    const open: CircuitBreakerState = await service.getCircuitBreakerState("unstable_service");
+    assert.equal(open.state, "open");
+    assert.ok(open.lastFailure > 0);
 
     healthy = true;
     assert.equal(await service.resetCircuitBreaker("unstable_service"), true);
     const recovered = await service.executeTool(call("call-20"), unstable);
     assert.deepEqual([recovered.status, recovered.output], ["success", { recovered: true }]);
+    assert.deepEqual((await service.getCircuitBreakerState("unstable_service")).state, "closed");
   });
 });
 

@@ -7,6 +7,7 @@
  *       async (call) => fetchWeather(call.parameters.city));
  *     result.status; // "success" | "error" | "timeout", never null
  *     service.getToolMetrics("get_weather"); // { totalExecutions, successCount, ... }
+ *     await service.getCircuitBreakerState("get_weather"); // { failures, lastFailure, state }
  *
  * Each call is one executor turn: the attempt runs under its timeout (the call's `timeout`,
  * else the service's `defaultTimeout`, in ms), errord decides what follows a failure (the
@@ -22,7 +23,11 @@
  * says why.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
 import { OperatorClient } from "../client.js";
+import { ErrordError } from "../errors.js";
+import { BreakerPhase, type Breaker } from "../gen/errord/v1/errord_pb.js";
+import type { Plain } from "../plain.js";
 import { Executor } from "../executor/executor.js";
 import type { Logger } from "../executor/link.js";
 import type { ResultError, ToolResult } from "../executor/result.js";
@@ -90,6 +95,17 @@ export interface ToolMetrics {
   readonly failureRate: number;
 }
 
+/** A tool's circuit breaker, as errord keeps it. */
+export interface CircuitBreakerState {
+  /** Consecutive transient failures counted. */
+  readonly failures: number;
+  /** When this service last saw the tool fail (ms since the epoch), or when errord last
+   * opened its breaker, whichever is later; 0 for neither. */
+  readonly lastFailure: number;
+  /** As of now: an open breaker past its break reads half-open. */
+  readonly state: "closed" | "open" | "half-open";
+}
+
 /** A failure a tool throws in the document's categories: `code` is one of ToolErrorInfo's. */
 export class ToolExecutionError extends Error {
   override readonly name = "ToolExecutionError";
@@ -128,6 +144,8 @@ export class ToolExecutionService {
   private readonly operator: OperatorClient | undefined;
   private readonly logger: Logger;
   private readonly metrics = new Map<string, Counts>();
+  /** When each tool last failed here (ms since the epoch). */
+  private readonly lastFailures = new Map<string, number>();
   /** Breaker resets under way: the next calls wait for them. */
   private readonly resets = new Set<Promise<boolean>>();
 
@@ -193,10 +211,31 @@ export class ToolExecutionService {
     return new Map([...this.metrics].map(([name, counts]) => [name, metricsOf(counts)]));
   }
 
-  /** Close `toolName`'s circuit breaker in errord (ResetBreaker, with the operator token):
-   * for every executor, since errord keeps it. The calls made meanwhile wait for it. True once errord
-   * closed it; false, with a warning, when it could not (no operator token, errord away):
-   * it never rejects. */
+  /** `toolName`'s circuit breaker (GetBreaker, with the operator token): closed for a
+   * tool errord does not know yet. Rejects when errord cannot say (no operator token,
+   * errord away). */
+  async getCircuitBreakerState(toolName: string): Promise<CircuitBreakerState> {
+    if (this.operator === undefined) throw new Error("getCircuitBreakerState needs the service's operatorToken (operator.token beside errord's database)");
+    const seen = this.lastFailures.get(toolName) ?? 0;
+    let breaker: Plain<Breaker> | undefined;
+    try {
+      breaker = (await this.operator.getBreaker({ tool: toolName }, { timeout: 10 })).breaker;
+    } catch (error) {
+      if (error instanceof ErrordError && error.code === Code.NotFound) return { failures: 0, lastFailure: seen, state: "closed" };
+      throw error;
+    }
+    const opened = breaker?.state?.openedAt?.getTime() ?? 0;
+    return {
+      failures: breaker?.state?.consecutiveFailures ?? 0,
+      lastFailure: Math.max(seen, opened),
+      state: PHASES[breaker?.effectivePhase ?? BreakerPhase.CLOSED] ?? "closed",
+    };
+  }
+
+  /** Close `toolName`'s circuit breaker in errord (ResetBreaker, with the operator token),
+   * for every executor, since errord keeps it; the calls made meanwhile wait for it. True
+   * once errord closed it; false, with a warning, when it could not (no operator token,
+   * errord away): it never rejects. */
   resetCircuitBreaker(toolName: string): Promise<boolean> {
     const reset = this.resetInErrord(toolName);
     this.resets.add(reset);
@@ -225,6 +264,7 @@ export class ToolExecutionService {
 
   private record(result: ToolExecutionResult): ToolExecutionResult {
     if (!result.toolName) return result;
+    if (result.status !== "success") this.lastFailures.set(result.toolName, Date.now());
     const counts = this.metrics.get(result.toolName) ?? { executions: 0, successes: 0, errors: 0, timeouts: 0, time: 0 };
     this.metrics.set(result.toolName, {
       executions: counts.executions + 1,
@@ -259,6 +299,12 @@ function metricsOf(counts: Counts | undefined): ToolMetrics {
     failureRate: (counts.errors + counts.timeouts) / counts.executions,
   };
 }
+
+const PHASES: Partial<Record<BreakerPhase, CircuitBreakerState["state"]>> = {
+  [BreakerPhase.CLOSED]: "closed",
+  [BreakerPhase.OPEN]: "open",
+  [BreakerPhase.HALF_OPEN]: "half-open",
+};
 
 /** The document's categories, by errord's error code. */
 const CODES: Record<string, string> = {
