@@ -1,10 +1,11 @@
 /** docs/coming-from.md runs as written: its manifests saved under the name the page gives,
  * errord started by the page's own `errord serve` command (on a free port), each script
  * saved under its name in a project where `@errord/client` is this package, and run by the
- * page's own command: each prints what the page shows (a `...` stands for any text). */
+ * page's own command: each prints what the page shows (a `...` stands for any text). Its
+ * links lead to files and headings that exist. */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { after, before, test } from "node:test";
@@ -91,3 +92,21 @@ for (const run of walk.runs) {
     expected.forEach((line, i) => assert.match(shown[i] ?? "", linePattern(line), `line ${i + 1} differs:\n${stdout}`));
   });
 }
+
+/** The anchors GitHub gives the headings of the page at `path`. */
+function anchors(path: string): Set<string> {
+  const headings = readFileSync(path, "utf8").match(/^#+ .+$/gm) ?? [];
+  return new Set(headings.map((heading) => heading.replace(/^#+ /, "").toLowerCase().replace(/[^\w\- ]/g, "").replaceAll(" ", "-")));
+}
+
+test("coming-from.md's links lead to files and headings that exist", () => {
+  const broken: string[] = [];
+  for (const [, target] of readFileSync(PAGE, "utf8").matchAll(/\]\(([^)\s]+)\)/g)) {
+    if (target === undefined || /^https?:/.test(target)) continue;
+    const [path = "", anchor] = target.split("#");
+    const linked = path ? resolve(dirname(PAGE), path) : PAGE;
+    if (!existsSync(linked)) broken.push(target);
+    else if (anchor && linked.endsWith(".md") && !anchors(linked).has(anchor)) broken.push(`${target} (no such heading)`);
+  }
+  assert.deepEqual(broken, []);
+});
