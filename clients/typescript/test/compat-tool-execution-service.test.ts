@@ -21,6 +21,47 @@ import {
 } from "../src/compat/toolExecutionService.js";
 import { scratch, startErrord, waitFor, type Daemon } from "./helpers.js";
 
+/* The document's shapes, transcribed from its blocks (its "Structured Result", "Circuit
+ * Breaker States per Tool" and "Metrics per Tool"), each named to be compared. */
+type DocumentStructuredResult = {
+    toolName: string,
+    callId: string,
+    status: 'success' | 'error' | 'timeout',
+    output?: any,
+    error?: {
+      code: string,
+      message: string,        // Technical
+      userMessage: string,    // User-friendly
+      retryable: boolean
+    },
+    executionTime: number,
+    fallbackUsed?: boolean
+  };
+
+type DocumentCircuitBreakerState = {
+  failures: number         // Count of consecutive failures
+  lastFailure: number      // Timestamp of last failure
+  state: 'closed' | 'open' | 'half-open'
+};
+
+type DocumentToolMetrics = {
+  totalExecutions: number
+  successCount: number
+  errorCount: number
+  timeoutCount: number
+  avgExecutionTime: number
+  failureRate: number
+};
+
+/** true when each of A and B can stand for the other. */
+type Interchangeable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const SHAPES: [
+  Interchangeable<ToolExecutionResult, DocumentStructuredResult>,
+  Interchangeable<CircuitBreakerState, DocumentCircuitBreakerState>,
+  Interchangeable<ToolMetrics, DocumentToolMetrics>,
+  Interchangeable<ReturnType<ToolExecutionService["getToolMetrics"]>, Map<string, DocumentToolMetrics>>,
+] = [true, true, true, true];
+
 /** The document's retry and breaker numbers, as errord's manifest says them. */
 function documentManifest(...names: string[]): string {
   return `tools:\n${names
@@ -51,10 +92,21 @@ const fail = (error: Error) => () => {
   throw error;
 };
 
+test("the service's types are the document's: its structured result, breaker state and metrics (compiled), and what getToolMetrics gives", () => {
+  assert.deepEqual(SHAPES, [true, true, true, true]);
+  const service = new ToolExecutionService({ target: "127.0.0.1:1" });
+  const all: Map<string, DocumentToolMetrics> = service.getToolMetrics();
+  const one: DocumentToolMetrics = service.getToolMetrics("get_weather");
+  assert.deepEqual([all.size, one.totalExecutions], [0, 0]);
+});
+
 test("a success is the document's structured result: toolName, callId, status, output, executionTime", async () => {
   await withService(documentManifest("get_weather"), async (service) => {
     const toolCall: ToolCall = { id: "call-1", name: "get_weather", parameters: { city: "San Francisco" } };
-    const result = await service.executeTool(toolCall, async (call) => ({ city: call.parameters["city"], temperature: 72 }));
+    const result: DocumentStructuredResult = await service.executeTool(toolCall, async (call) => ({
+      city: call.parameters["city"],
+      temperature: 72,
+    }));
     assert.deepEqual(Object.keys(result).sort(), ["callId", "executionTime", "output", "status", "toolName"]);
     assert.deepEqual([result.toolName, result.callId, result.status], ["get_weather", "call-1", "success"]);
     assert.deepEqual(result.output, { city: "San Francisco", temperature: 72 });
@@ -241,5 +293,21 @@ test("resetCircuitBreaker without the operator token says so and resolves false,
   } finally {
     await service.close();
     await daemon.stop();
+  }
+});
+
+test("errord away: every call still gets its structured result, decided by the executor's local policy", async () => {
+  const service = new ToolExecutionService({ target: "127.0.0.1:1", decisionTimeout: 0.05, attempts: 1, logger: { warn() {} } });
+  try {
+    const denied = await service.executeTool(
+      { id: "call-a", name: "auth_tool", parameters: {} },
+      fail(new ToolExecutionError("Unauthorized", "AUTHENTICATION_ERROR", false)),
+    );
+    assert.deepEqual([denied.status, denied.error?.code, denied.error?.retryable], ["error", "AUTHENTICATION_ERROR", false]);
+    const fine = await service.executeTool({ id: "call-b", name: "ok_tool", parameters: {} }, () => ({ ok: true }));
+    assert.deepEqual([fine.status, fine.output], ["success", { ok: true }]);
+    assert.deepEqual([service.getToolMetrics("auth_tool").errorCount, service.getToolMetrics("ok_tool").successCount], [1, 1]);
+  } finally {
+    await service.close();
   }
 });

@@ -19,6 +19,13 @@ import {
 import { InvalidExpression, mathEval } from "../src/compat/mathEval.js";
 import { scratch, startErrord, waitFor, type Daemon } from "./helpers.js";
 
+/* The specification's result structures ("Error Result Format"), as types: a result is
+ * one or the other, and each is the module's. */
+type SpecificationSuccess = { success: true; result: unknown; tool_name: string; execution_time_ms: number };
+type SpecificationFailure = { success: false; error: string; tool_name: string; execution_time_ms: number };
+type Interchangeable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const SHAPE: Interchangeable<ToolExecutionResult, SpecificationSuccess | SpecificationFailure> = true;
+
 const WEATHER: ToolDefinition = {
   name: "get_weather",
   description: "The weather of a city",
@@ -74,6 +81,7 @@ function untimed(result: ToolExecutionResult): Omit<ToolExecutionResult, "execut
 }
 
 test("a valid call: {success: true, result, tool_name, execution_time_ms}", async () => {
+  assert.equal(SHAPE, true, "the results' type is the specification's (compiled)");
   await withExecutor(async (executor) => {
     const result = await executor.execute("get_weather", { city: "Oslo" });
     assert.deepEqual(Object.keys(result).sort(), ["execution_time_ms", "result", "success", "tool_name"]);
