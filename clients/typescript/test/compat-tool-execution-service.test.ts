@@ -17,6 +17,7 @@ import {
   type CircuitBreakerState,
   type ToolCall,
   type ToolExecutionResult,
+  type ToolImplementation,
   type ToolMetrics,
 } from "../src/compat/toolExecutionService.js";
 import { scratch, startErrord, waitFor, type Daemon } from "./helpers.js";
@@ -92,6 +93,19 @@ const fail = (error: Error) => () => {
   throw error;
 };
 
+/** An implementation that answers after 10 s, or stops when its signal aborts, noting why. */
+function slow(stopped: string[] = []): ToolImplementation {
+  return (_call, { signal }) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(resolve, 10_000);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        stopped.push(String((signal.reason as Error).message));
+        reject(signal.reason);
+      });
+    });
+}
+
 test("the service's types are the document's: its structured result, breaker state and metrics (compiled), and what getToolMetrics gives", () => {
   assert.deepEqual(SHAPES, [true, true, true, true]);
   const service = new ToolExecutionService({ target: "127.0.0.1:1" });
@@ -138,9 +152,9 @@ test("executeTool(null) and a call without an id return a structured error resul
 test("errors are categorized as the document's table says: network, timeout and rate limit retryable; authentication, validation not", async () => {
   const yaml = documentManifest("net", "slow", "limited", "auth", "validate");
   await withService(yaml, async (service) => {
-    const cases: [string, () => unknown, string, boolean, ToolExecutionResult["status"]][] = [
+    const cases: [string, ToolImplementation, string, boolean, ToolExecutionResult["status"]][] = [
       ["net", fail(Object.assign(new Error("connect ECONNREFUSED 10.0.0.1:443"), { code: "ECONNREFUSED" })), "NETWORK_ERROR", true, "error"],
-      ["slow", () => new Promise((resolve) => setTimeout(resolve, 10_000)), "TIMEOUT", true, "timeout"],
+      ["slow", slow(), "TIMEOUT", true, "timeout"],
       ["limited", fail(Object.assign(new Error("Rate limit exceeded"), { status: 429 })), "RATE_LIMIT_ERROR", true, "error"],
       ["auth", fail(new ToolExecutionError("Unauthorized", "AUTHENTICATION_ERROR", false)), "AUTHENTICATION_ERROR", false, "error"],
       ["validate", fail(new ToolExecutionError("Invalid input", "VALIDATION_ERROR", false)), "VALIDATION_ERROR", false, "error"],
@@ -157,12 +171,14 @@ test("errors are categorized as the document's table says: network, timeout and 
   });
 });
 
-test("a timeout: the attempt abandoned after the call's timeout, status timeout, the technical message kept", async () => {
+test("a timeout: each attempt's signal aborts after the call's timeout, status timeout, the technical message kept", async () => {
   await withService(documentManifest("long_operation"), async (service) => {
     const toolCall: ToolCall = { id: "call-6", name: "long_operation", parameters: {} };
-    const result = await service.executeTool(toolCall, () => new Promise((resolve) => setTimeout(resolve, 10_000)), { timeout: 100 });
+    const stopped: string[] = [];
+    const result = await service.executeTool(toolCall, slow(stopped), { timeout: 100 });
     assert.deepEqual([result.status, result.error?.code], ["timeout", "TIMEOUT"]);
     assert.match(result.error?.message ?? "", /exceeded timeout of 100ms/);
+    assert.deepEqual(stopped, Array(4).fill("long_operation exceeded timeout of 100ms"), "the document's 4 attempts, each stopped");
   });
 });
 
@@ -308,6 +324,6 @@ test("errord away: every call still gets its structured result, decided by the e
     assert.deepEqual([fine.status, fine.output], ["success", { ok: true }]);
     assert.deepEqual([service.getToolMetrics("auth_tool").errorCount, service.getToolMetrics("ok_tool").successCount], [1, 1]);
   } finally {
-    await service.close();
+    await service.close(0.1); // the success's outcome has nowhere to go
   }
 });

@@ -163,9 +163,9 @@ export class ToolExecutor {
     return { success: false, error, tool_name, execution_time_ms };
   }
 
-  /** Send what is still queued to errord, then stop. */
-  close(): Promise<void> {
-    return this.executor.close();
+  /** Send what is still queued to errord (`patience` seconds at most), then stop. */
+  close(patience = 5): Promise<void> {
+    return this.executor.close(patience);
   }
 }
 

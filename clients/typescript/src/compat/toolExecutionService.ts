@@ -257,9 +257,9 @@ export class ToolExecutionService {
     }
   }
 
-  /** Send what the executor still holds, then stop. */
-  close(): Promise<void> {
-    return this.executor.close();
+  /** Send what the executor still holds (`patience` seconds at most), then stop. */
+  close(patience = 5): Promise<void> {
+    return this.executor.close(patience);
   }
 
   private record(result: ToolExecutionResult): ToolExecutionResult {
@@ -401,35 +401,45 @@ class CallRegistry extends ToolRegistry {
       run: (args: JsonObject, context: ToolContext) => {
         const held = this.held.get(context.callId)?.at(-1);
         const implementation = held?.implementation;
-        let run: () => unknown;
-        if (implementation !== undefined) run = () => implementation({ id: context.callId, name, parameters: args }, context);
-        else if (registered !== undefined) run = () => (registered as Tool).run(args, context);
+        let run: (within: ToolContext) => unknown;
+        if (implementation !== undefined) run = (within) => implementation({ id: context.callId, name, parameters: args }, within);
+        else if (registered !== undefined) run = (within) => (registered as Tool).run(args, within);
         else throw new ToolNotFound(`unknown tool ${JSON.stringify(name)}; the tools are: ${this.names.sort().join(", ") || "none"}`);
-        return runWithin(run, held?.timeout, name, context.signal);
+        return runWithin(run, held?.timeout, name, context);
       },
     };
   }
 }
 
-/** `run`'s result, or a TimeoutError once `timeout` ms pass (the attempt is abandoned). */
-async function runWithin(run: () => unknown, timeout: number | undefined, name: string, signal: AbortSignal): Promise<unknown> {
+/** `run`'s result, or a TimeoutError once `timeout` ms pass: the attempt is abandoned, and
+ * the signal `run` is given aborts then (as it does when the executor abandons it). */
+async function runWithin(
+  run: (context: ToolContext) => unknown,
+  timeout: number | undefined,
+  name: string,
+  context: ToolContext,
+): Promise<unknown> {
+  const controller = new AbortController();
+  const stop = (reason: unknown): void => controller.abort(reason);
+  const onAbort = (): void => stop(context.signal.reason);
+  if (context.signal.aborted) onAbort();
+  context.signal.addEventListener("abort", onAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    if (timeout === undefined) return;
-    timer = setTimeout(() => {
-      reject(Object.assign(new Error(`${name} exceeded timeout of ${timeout}ms`), { name: "TimeoutError" }));
-    }, timeout);
-  });
-  const aborted = new Promise<never>((_resolve, reject) => {
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  if (timeout !== undefined) {
+    timer = setTimeout(() => stop(Object.assign(new Error(`${name} exceeded timeout of ${timeout}ms`), { name: "TimeoutError" })), timeout);
+  }
+  const abandoned = new Promise<never>((_resolve, reject) => {
+    if (controller.signal.aborted) reject(controller.signal.reason);
+    controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
   });
   try {
-    const running = Promise.resolve().then(run);
+    const running = Promise.resolve().then(() => run({ ...context, signal: controller.signal }));
     running.catch(() => undefined); // an abandoned attempt's late failure is nobody's
-    return await Promise.race([running, expired, aborted]).catch((error: unknown) => {
+    return await Promise.race([running, abandoned]).catch((error: unknown) => {
       throw asErrordReads(error);
     });
   } finally {
     clearTimeout(timer);
+    context.signal.removeEventListener("abort", onAbort);
   }
 }
