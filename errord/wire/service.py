@@ -60,7 +60,7 @@ class ErrorHandlerService:
         """Serve within ``limits``: watchers in ``streams``' slots (the server's, shared
         with the health and reflection streams), events per turn in the handler."""
         self.streams = streams
-        self._handler.max_turn_events = limits.max_turn_events
+        self._handler.room.max_turn_events = limits.max_turn_events
 
     async def watch_within_limit(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
@@ -222,7 +222,7 @@ class ErrorHandlerService:
             # Subscribe before replaying, so that nothing committed meanwhile is missed.
             subscription = self._feed.subscribe(watch.turn_id, after=watch.after)
             if watch.replay:
-                async for event in self._handler.replay(watch.after, turn_id=watch.turn_id):
+                async for event in self._handler.trace_after(watch.after, turn_id=watch.turn_id):
                     subscription.after = event.sequence
                     yield self.watch_response(event)
             if watch.batch_interval:
