@@ -11,34 +11,27 @@ signal starts the shutdown, a second one cuts the drain short.
 from __future__ import annotations
 
 import asyncio
-import functools
 import gc
 import logging
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
 from errord.decide.engine import Engine
-from errord.decide.events import BreakerChanged, FailureEvent, TraceEvent
 from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
-from errord.decide.scope import scoped_name
 from errord.handler import ErrorHandler
 from errord.manifests.files import load_manifest_dir, overlooked
 from errord.manifests.root import ManifestRoot
 from errord.operator_actions import OperatorActions
-from errord.ops.logs import log_decision
 from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier
 from errord.ops.write_health import WriteHealthReporter
 from errord.reload import ManifestReloader
-from errord.state.breaker_feed import BreakerFeed
-from errord.state.feed import TraceFeed
 from errord.state.health import ToolHealthBoard
 from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
@@ -86,18 +79,15 @@ async def serve(
     if settings.db == default_db_path():  # errord's own place: made on first use
         # The trace holds tool inputs (redacted, still private): the directory is owner-only.
         settings.db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    feed = TraceFeed()
-    breaker_feed = BreakerFeed()
     hurry = asyncio.Event()
     with stop_on_signals(stop, hurry):
         bounds = MemoryBounds(settings.memory_max_errors, settings.memory_max_age_seconds)
         state = Projections(
             settings.state_capacity, memory_errors=bounds.max_errors, max_tools=settings.max_tools
         )
-        on_commit = functools.partial(committed, feed, breaker_feed)
         # Calls and turns are read only through the handler's Holder: loaded after start.
         later = (state.calls, state.turns)
-        opening = Store.open(settings.db, clock, state, on_commit=on_commit, load_later=later)
+        opening = Store.open(settings.db, clock, state, load_later=later)
         async with await opening as store:
             engine = Engine(
                 default_policy(
@@ -133,7 +123,7 @@ async def serve(
             serving = Serving(settings.db, lambda: len(handler.manifests), store.salvage)
             reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
-            errors = ErrorHandlerService(handler, feed, breaker_feed, telemetry)
+            errors = ErrorHandlerService(handler, telemetry)
             access = Access.from_settings(settings)
             running = await start_server(
                 settings.listen,
@@ -183,8 +173,7 @@ async def serve(
                 await running.health.enter_graceful_shutdown()
                 drain = Drain(settings.shutdown_quiet_seconds, limit=grace / 2)
                 await drain.run(running.arrivals, clock, hurry)
-                feed.close()
-                breaker_feed.close()
+                store.after_commit.close()
                 await running.stop(max(0.0, deadline - clock.monotonic()))
                 await asyncio.gather(*background)
                 if telemetry is not None:  # the spans of the last decisions, exported
@@ -214,51 +203,6 @@ class Serving:
         if self.salvage is not None:
             text += f" (salvaged: {self.salvage})"
         return text
-
-
-def committed(feed: TraceFeed, breakers: BreakerFeed, events: Sequence[TraceEvent]) -> None:
-    """A batch is committed: watchers get its events (executors its breaker changes), and
-    decisions and breaker changes are logged."""
-    feed.publish(events)
-    breakers.publish(events)
-    for event in events:
-        detail = event.detail
-        if type(detail) is FailureEvent:
-            log_decision(detail.report, detail.decision)
-            log.debug("%s: %s", detail.decision.technical_message, detail.decision.reason)
-        elif type(detail) is BreakerChanged:
-            log_breaker_change(detail)
-
-
-CHANGE_WORDS = {
-    BreakerChange.OPENED: "opened",
-    BreakerChange.HALF_OPENED: "half-opened",
-    BreakerChange.CLOSED: "closed",
-    BreakerChange.RESET: "reset",
-    BreakerChange.FORCED_OPEN: "forced open",
-    BreakerChange.PROBE_CLAIMED: "probe claimed",
-}
-
-
-def log_breaker_change(change: BreakerChanged) -> None:
-    breaker = change.breaker
-    text = f"circuit breaker of {scoped_name(change.tool, change.scope)} "
-    text += CHANGE_WORDS[change.change]
-    if change.by:
-        text += f" by {change.by}"
-    if change.change is BreakerChange.OPENED:
-        text += (
-            f" after {breaker.failures} consecutive transient failures "
-            f"({breaker.recent_failures} of its last {breaker.seen} attempts failed)"
-        )
-    if breaker.phase is BreakerPhase.OPEN:
-        until, length = breaker.half_opens_at, breaker.break_length
-        if until is None or length is None:
-            text += "; open until reset"
-        else:
-            text += f"; half-opens at {until.isoformat()}, a {length:g} s break"
-    level = logging.WARNING if breaker.phase is BreakerPhase.OPEN else logging.INFO
-    log.log(level, "%s", text)
 
 
 class reload_on_sighup:  # noqa: N801 - used as a context manager, reads as a statement

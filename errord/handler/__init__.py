@@ -8,8 +8,8 @@ answer (errord.handler.answers). A concurrent report therefore sees every earlie
 committed or not; a repeat of a report still being committed waits for it and is
 answered the same. Nothing is read from SQLite on this path while the projections hold
 every call and turn; a key they dropped for room is read back first. What follows each
-commit, the watchers told and the decisions logged, is the store's ``after_commit``
-(errord.state.after_commit).
+commit, before its reports are answered (the watchers told, the decisions logged), is
+``after_commit`` (errord.state.after_commit), the store's.
 """
 
 from __future__ import annotations
@@ -119,6 +119,9 @@ class ErrorHandler:
         self._held = ReportsHeld(self.holder, state)
         self.room = Room(state, max_turn_events, max_tools)
         """The bounds of a turn's events and of the tools with state (errord.handler.room)."""
+        self.after_commit = store.after_commit
+        """What follows each commit before its reports are answered: WatchTrace's and
+        WatchTools' watchers told, decisions and breaker changes logged."""
 
     async def report_failure(
         self, report: FailureReport, *, redacted: bool = False

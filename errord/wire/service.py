@@ -22,8 +22,6 @@ from google.protobuf import message
 from errord.decide.events import TraceEvent
 from errord.handler import ErrorHandler
 from errord.limits import LimitExceeded, Limits
-from errord.state.breaker_feed import BreakerFeed
-from errord.state.feed import TraceFeed
 from errord.wire import requests, responses, tool_policies
 from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
 from errord.wire.decoding import decode
@@ -38,20 +36,13 @@ Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 
 class ErrorHandlerService:
-    """errord.v1.ErrorHandlerService over an ErrorHandler and a TraceFeed."""
+    """errord.v1.ErrorHandlerService over an ErrorHandler, whose ``after_commit`` feeds
+    its watchers."""
 
-    def __init__(
-        self,
-        handler: ErrorHandler,
-        feed: TraceFeed,
-        breakers: BreakerFeed | None = None,
-        telemetry: Telemetry | None = None,
-    ) -> None:
+    def __init__(self, handler: ErrorHandler, telemetry: Telemetry | None = None) -> None:
         self._handler = handler
         self.telemetry = telemetry
         """Ids hashed and spans exported (errord.wire.telemetry); None for neither."""
-        self._feed = feed
-        self._breakers = breakers or BreakerFeed()
         self.streams = Streams.within(Limits())
         """The streams open, and how many may be: WatchTrace's and WatchTools' (one per
         executor) are held here."""
@@ -116,7 +107,9 @@ class ErrorHandlerService:
         watcher = None
         try:
             decode(pb.WatchToolsRequest, data)
-            watcher = self._breakers.subscribe()  # before the snapshot: nothing is missed
+            watcher = (
+                self._handler.after_commit.tools.subscribe()
+            )  # before the snapshot: nothing is missed
             yield self._tool_policies(None).SerializeToString()
             async for changed in watcher.changes():
                 yield self._tool_policies(changed).SerializeToString()
@@ -124,7 +117,7 @@ class ErrorHandlerService:
             await abort(context, error)
         finally:
             if watcher is not None:
-                self._breakers.unsubscribe(watcher)
+                self._handler.after_commit.tools.unsubscribe(watcher)
 
     def _tool_policies(self, changed: set[str] | None) -> pb.WatchToolsResponse:
         handler = self._handler
@@ -220,7 +213,9 @@ class ErrorHandlerService:
         try:
             watch = requests.watch_from_proto(decode(pb.WatchTraceRequest, data))
             # Subscribe before replaying, so that nothing committed meanwhile is missed.
-            subscription = self._feed.subscribe(watch.turn_id, after=watch.after)
+            subscription = self._handler.after_commit.trace.subscribe(
+                watch.turn_id, after=watch.after
+            )
             if watch.replay:
                 async for event in self._handler.trace_after(watch.after, turn_id=watch.turn_id):
                     subscription.after = event.sequence
@@ -238,7 +233,7 @@ class ErrorHandlerService:
             await abort(context, error)
         finally:
             if subscription is not None:
-                self._feed.unsubscribe(subscription)
+                self._handler.after_commit.trace.unsubscribe(subscription)
 
     @staticmethod
     def watch_response(event: TraceEvent) -> bytes:

@@ -29,11 +29,11 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
-from errord import app
 from errord.config import Settings
 from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
 from errord.errors import WatcherFellBehind
+from errord.state import after_commit
 from errord.state.feed import Subscription, TraceFeed
 from errord.wire import responses
 from tests.helpers import (
@@ -264,7 +264,7 @@ async def small_backlog_daemon(
         made.append(TraceFeed(backlog=64))
         return made[-1]
 
-    monkeypatch.setattr(app, "TraceFeed", small_feed)
+    monkeypatch.setattr(after_commit, "TraceFeed", small_feed)
     running = await start_in_process(Settings(listen="127.0.0.1:0", db=tmp_path / "errord.db"))
     yield running, made[0]
     running.stop.set()
