@@ -27,7 +27,7 @@ from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
 from errord.wire.decoding import decode
 from errord.wire.status import Handle, InContext, abort, status_for, unary_handlers
 from errord.wire.streams import Streams, peer_address
-from errord.wire.telemetry import Telemetry
+from errord.wire.telemetry import Telemetry, decisions
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +41,9 @@ class ErrorHandlerService:
 
     def __init__(self, handler: ErrorHandler, telemetry: Telemetry | None = None) -> None:
         self._handler = handler
-        self.telemetry = telemetry
-        """Ids hashed and spans exported (errord.wire.telemetry); None for neither."""
+        self._decisions = decisions(handler, telemetry)
+        """The handler's decisions, with telemetry around them when asked for: ids hashed,
+        spans exported (errord.wire.telemetry)."""
         self.streams = Streams.within(Limits())
         """The streams open, and how many may be: WatchTrace's and WatchTools' (one per
         executor) are held here."""
@@ -73,13 +74,8 @@ class ErrorHandlerService:
 
     async def admit_call(self, data: bytes, context: Context) -> pb.AdmitCallResponse:
         asked = requests.admission_from_proto(decode(pb.AdmitCallRequest, data))
-        if self.telemetry is None:
-            admitted = await self._handler.admit_call(asked.key, asked.arguments, asked.scope)
-        else:
-            admitted = await self.telemetry.admit_call(
-                self._handler, asked.key, asked.arguments, context, asked.scope
-            )
-        admission, decision, replayed = admitted
+        admitted = self._decisions.admit_call(asked.key, asked.arguments, asked.scope, context)
+        admission, decision, replayed = await admitted
         return tool_policies.admission_to_proto(
             admission, decision, replayed, self._handler.clock.now()
         )
@@ -146,18 +142,12 @@ class ErrorHandlerService:
 
     async def report_failure(self, data: bytes, context: Context) -> pb.ReportFailureResponse:
         report = requests.failure_report_from_proto(decode(pb.ReportFailureRequest, data))
-        if self.telemetry is None:
-            decision, replayed = await self._handler.report_failure(report)
-        else:
-            decision, replayed = await self.telemetry.report_failure(self._handler, report, context)
+        decision, replayed = await self._decisions.report_failure(report, context)
         return responses.report_failure_response(decision, replayed)
 
     async def report_failures(self, data: bytes, context: Context) -> pb.ReportFailuresResponse:
         reports = requests.failure_reports_from_proto(decode(pb.ReportFailuresRequest, data))
-        if self.telemetry is None:
-            results = await self._handler.report_failures(reports)
-        else:
-            results = await self.telemetry.report_failures(self._handler, reports, context)
+        results = await self._decisions.report_failures(reports, context)
         response = pb.ReportFailuresResponse()
         for result in results:
             if isinstance(result, Exception):  # refused: the status it alone would have got
@@ -176,10 +166,7 @@ class ErrorHandlerService:
 
     async def report_outcome(self, data: bytes, context: Context) -> pb.ReportOutcomeResponse:
         report = requests.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
-        if self.telemetry is None:
-            event, replayed = await self._handler.report_outcome(report)
-        else:
-            event, replayed = await self.telemetry.report_outcome(self._handler, report, context)
+        event, replayed = await self._decisions.report_outcome(report, context)
         return pb.ReportOutcomeResponse(
             event=responses.trace_event_to_proto(event), replayed=replayed
         )
