@@ -22,7 +22,7 @@ from google.protobuf import message
 from errord.decide.events import TraceEvent
 from errord.handler import ErrorHandler
 from errord.limits import LimitExceeded, Limits
-from errord.wire import requests, responses, tool_policies
+from errord.wire import requests, responses, tool_policies, turn_requests, turn_responses
 from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
 from errord.wire.decoding import decode
 from errord.wire.status import Handle, InContext, abort, status_for, unary_handlers
@@ -127,17 +127,19 @@ class ErrorHandlerService:
         )
 
     async def begin_turn(self, data: bytes) -> pb.BeginTurnResponse:
-        asked = requests.beginning_from_proto(decode(pb.BeginTurnRequest, data))
+        asked = turn_requests.beginning_from_proto(decode(pb.BeginTurnRequest, data))
         event, replayed = await self._handler.begin_turn(
             asked.turn_id, asked.deadline, asked.retry_budget, asked.plan
         )
-        return pb.BeginTurnResponse(event=responses.trace_event_to_proto(event), replayed=replayed)
+        return pb.BeginTurnResponse(
+            event=turn_responses.trace_event_to_proto(event), replayed=replayed
+        )
 
     async def end_turn(self, data: bytes) -> pb.EndTurnResponse:
-        turn_id = requests.turn_id_from_proto(decode(pb.EndTurnRequest, data))
+        turn_id = turn_requests.turn_id_from_proto(decode(pb.EndTurnRequest, data))
         summary, replayed = await self._handler.end_turn(turn_id)
         return pb.EndTurnResponse(
-            summary=responses.turn_summary_to_proto(summary), replayed=replayed
+            summary=turn_responses.turn_summary_to_proto(summary), replayed=replayed
         )
 
     async def report_failure(self, data: bytes, context: Context) -> pb.ReportFailureResponse:
@@ -160,28 +162,28 @@ class ErrorHandlerService:
         return response
 
     async def reconcile_results(self, data: bytes) -> pb.ReconcileResultsResponse:
-        asked = requests.reconciling_from_proto(decode(pb.ReconcileResultsRequest, data))
+        asked = turn_requests.reconciling_from_proto(decode(pb.ReconcileResultsRequest, data))
         reconciled = await self._handler.reconcile_results(asked.turn_id, asked.calls, asked.held)
-        return responses.reconciliation_to_proto(reconciled)
+        return turn_responses.reconciliation_to_proto(reconciled)
 
     async def report_outcome(self, data: bytes, context: Context) -> pb.ReportOutcomeResponse:
         report = requests.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
         event, replayed = await self._decisions.report_outcome(report, context)
         return pb.ReportOutcomeResponse(
-            event=responses.trace_event_to_proto(event), replayed=replayed
+            event=turn_responses.trace_event_to_proto(event), replayed=replayed
         )
 
     async def validate_call(self, data: bytes) -> pb.ValidateCallResponse:
-        asked = requests.call_to_check_from_proto(decode(pb.ValidateCallRequest, data))
+        asked = turn_requests.call_to_check_from_proto(decode(pb.ValidateCallRequest, data))
         return responses.call_check_to_proto(
             self._handler.validate_call(asked.tool, asked.arguments)
         )
 
     async def get_turn_trace(self, data: bytes) -> pb.GetTurnTraceResponse:
         """A page of at most ``page.size`` events that fits RESPONSE_BUDGET bytes."""
-        page = requests.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
+        page = turn_requests.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
         events = await self._handler.turn_trace(page.turn_id, after=page.after, limit=page.size + 1)
-        converted = map(responses.trace_event_to_proto, events[: page.size])
+        converted = map(turn_responses.trace_event_to_proto, events[: page.size])
         shown = next(grouped(converted, lambda event: event.ByteSize() + FIELD_OVERHEAD), [])
         response = pb.GetTurnTraceResponse(events=shown)
         if len(shown) < len(events):
@@ -198,7 +200,7 @@ class ErrorHandlerService:
         ``events``."""
         subscription = None
         try:
-            watch = requests.watch_from_proto(decode(pb.WatchTraceRequest, data))
+            watch = turn_requests.watch_from_proto(decode(pb.WatchTraceRequest, data))
             # Subscribe before replaying, so that nothing committed meanwhile is missed.
             subscription = self._handler.after_commit.trace.subscribe(
                 watch.turn_id, after=watch.after
@@ -226,7 +228,7 @@ class ErrorHandlerService:
     def watch_response(event: TraceEvent) -> bytes:
         """What WatchTrace sends for ``event`` alone: a serialized WatchTraceResponse."""
         return pb.WatchTraceResponse(
-            event=responses.trace_event_to_proto(event)
+            event=turn_responses.trace_event_to_proto(event)
         ).SerializeToString()
 
     @staticmethod
@@ -234,7 +236,7 @@ class ErrorHandlerService:
         """``event`` as one element of WatchTraceResponse's ``events``, serialized: a response
         holding several events is their elements one after the other."""
         return pb.WatchTraceResponse(
-            events=[responses.trace_event_to_proto(event)]
+            events=[turn_responses.trace_event_to_proto(event)]
         ).SerializeToString()
 
 

@@ -35,7 +35,7 @@ from errord.decide.model import Outcome, OutcomeReport
 from errord.errors import WatcherFellBehind
 from errord.state import after_commit
 from errord.state.feed import Subscription, TraceFeed
-from errord.wire import responses
+from errord.wire import turn_responses
 from tests.helpers import (
     DaemonProcess,
     InProcessDaemon,
@@ -243,13 +243,13 @@ async def recorded(stub: Stub, after: int, last: int) -> list[int]:
 def converted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sequence of every event the daemon converts to its wire form."""
     calls: list[int] = []
-    real = responses.trace_event_to_proto
+    real = turn_responses.trace_event_to_proto
 
     def counting(event: TraceEvent) -> pb.TraceEvent:
         calls.append(event.sequence)
         return real(event)
 
-    monkeypatch.setattr(responses, "trace_event_to_proto", counting)
+    monkeypatch.setattr(turn_responses, "trace_event_to_proto", counting)
     return calls
 
 
