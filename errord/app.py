@@ -11,6 +11,7 @@ signal starts the shutdown, a second one cuts the drain short.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import os
@@ -19,14 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from errord.assembly import Assembly, assemble
 from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
-from errord.decide.engine import Engine
 from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
-from errord.manifests.files import load_manifest_dir, overlooked
-from errord.manifests.root import ManifestRoot
+from errord.manifests.files import overlooked
 from errord.operator_actions import OperatorActions
 from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier
@@ -49,17 +48,20 @@ log = logging.getLogger("errord")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def load_manifests(settings: Settings) -> ManifestSnapshot:
-    """The configured manifests, read under the configured root; raises ManifestError
-    listing every problem."""
-    defaults = settings.tool_defaults()
-    if settings.manifests is None:
-        return ManifestSnapshot(defaults=defaults)
-    root = ManifestRoot.configured(settings.manifests, settings.manifests_root)
-    snapshot = load_manifest_dir(settings.manifests, defaults, root)
-    for warning in overlooked(settings.manifests):
-        log.warning("%s", warning)
-    return snapshot
+def assembled(settings: Settings) -> Assembly:
+    """The daemon's engine and manifests (errord.assembly, as a replay assembles them);
+    each file of the manifests directory that was not read is logged. Raises
+    ManifestError listing every problem."""
+    assembly = assemble(settings)
+    if settings.manifests is not None:
+        for warning in overlooked(settings.manifests):
+            log.warning("%s", warning)
+    return assembly
+
+
+def reassembled_manifests(settings: Settings) -> ManifestSnapshot:
+    """The manifests a reload puts in force: the daemon's assembly's, read again."""
+    return assembled(settings).manifests
 
 
 async def serve(
@@ -74,7 +76,7 @@ async def serve(
     clock = clock or SystemClock()
     notifier = notifier or Notifier.from_environment()
     stop = stop or asyncio.Event()
-    manifests = load_manifests(settings)
+    assembly = assembled(settings)
     telemetry = telemetry_from(settings, os.environ)
     if settings.db == default_db_path():  # errord's own place: made on first use
         # The trace holds tool inputs (redacted, still private): the directory is owner-only.
@@ -89,18 +91,14 @@ async def serve(
         later = (state.calls, state.turns)
         opening = Store.open(settings.db, clock, state, load_later=later)
         async with await opening as store:
-            engine = Engine(
-                default_policy(
-                    None,  # jitter seeded by each decision's id: replays re-decide alike
-                    settings.retry_budget(),
-                    settings.model_corrections,
-                    settings.memory_min_episodes,
-                ),
-                turn_deadline=settings.turn_deadline_seconds,
-                message_format=settings.message_format,
-            )
             handler = ErrorHandler(
-                engine, store, state, manifests, clock, bounds, max_tools=settings.max_tools
+                assembly.engine,
+                store,
+                state,
+                assembly.manifests,
+                clock,
+                bounds,
+                max_tools=settings.max_tools,
             )
             trace_bounds = TraceBounds(
                 settings.trace_retention_seconds,
@@ -121,7 +119,9 @@ async def serve(
                 settings.memory_min_episodes,
             )
             serving = Serving(settings.db, lambda: len(handler.manifests), store.salvage)
-            reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
+            reload_from = None
+            if settings.manifests is not None:  # a reload reads them as start-up did
+                reload_from = functools.partial(reassembled_manifests, settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
             errors = ErrorHandlerService(handler, telemetry)
             access = Access.from_settings(settings)

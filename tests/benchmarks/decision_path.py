@@ -36,10 +36,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from errord.assembly import engine_for
 from errord.clock import SystemClock
-from errord.decide.engine import Engine
+from errord.config import Settings
 from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
 from errord.ops import logs
 from errord.ops.logs import LogFormat
@@ -106,9 +106,7 @@ async def run(requests: int, in_flight: int, directory: Path) -> tuple[float, fl
     clock = SystemClock()
     path = directory / "errord.db"
     async with await Store.open(path, clock, state) as store:
-        handler = ErrorHandler(
-            Engine(default_policy(None)), store, state, ManifestSnapshot(), clock
-        )
+        handler = ErrorHandler(engine_for(Settings()), store, state, ManifestSnapshot(), clock)
         service = ErrorHandlerService(handler)
         prefix = directory.name
         data = [request(f"{prefix}-{n}", n).SerializeToString() for n in range(requests)]
