@@ -1,121 +1,35 @@
-"""Daemon settings: embedded defaults, a TOML file, command-line flags (last wins).
+"""The daemon's settings, each with its default and its documentation.
 
-    listen = "127.0.0.1:50051"          # host:port, [v6]:port, or unix:PATH (under systemd:
-                                        # errord.sock in $RUNTIME_DIRECTORY)
-    db = "/var/lib/errord/errord.db"    # the trace database
-    manifests = "/etc/errord/tools.d"   # directory of tool manifests (YAML)
-    manifests_root = "/etc/errord"      # manifests are read under it only (ReplayManifests
-                                        # too); default: the real parent of manifests
-    shutdown_grace_seconds = 5.0        # how long shutdown may take: drain, then calls in flight
-    shutdown_quiet_seconds = 0.5        # drain: keep deciding until no call came for this long
-    log_level = "info"
-    log_format = "logfmt"               # "logfmt" or "json", one line per record on stderr
-    reflection = true                   # default: on for loopback and unix sockets
-    metrics_listen = "127.0.0.1:9464"   # Prometheus /metrics over HTTP; off when unset
-
-    # Who may call; errord/wire/access.py tabulates which calls need the token.
-    socket_group = "errord"             # a unix: socket's group (mode 0660); default: errord's
-    token_file = "/etc/errord/token"    # require "authorization: Bearer <token>"; off when unset
-    operator_token_file = "operator.token"  # without token_file, the operator's token: made
-                                        # (0600) at first start; default: beside the db
-    tls_cert_file = "tls/cert.pem"      # serve TCP over TLS: certificate chain (PEM) ...
-    tls_key_file = "tls/key.pem"        # ... and its unencrypted private key
-    tls_client_ca_file = "tls/ca.pem"   # require client certificates these CAs signed
-
-    # Defaults of every tool's circuit breaker; a manifest's circuit_breaker overrides them.
-    breaker_failure_threshold = 5       # consecutive transient failures, of two calls at least
-                                        # and with no recent success, that open it
-    breaker_failure_rate = 0.5          # or this share of failures among the recent attempts,
-    breaker_min_calls = 50              # once there are this many of them,
-    breaker_window = 100                # of the last this many (since the last quiet spell)
-    breaker_first_cooldown_seconds = 1.0  # the first break: open this long, then one probe
-    breaker_cooldown_multiplier = 1.5   # each opening in a row waits this much longer ...
-    breaker_cooldown_seconds = 30.0     # ... at most this long (the seed's fixed break)
-    breaker_success_threshold = 2       # consecutive successes in half-open that close it
-
-    # Defaults of every tool's retry policy; a manifest's retry_policy overrides them.
-    retry_max_total_time_seconds = 30.0  # delays granted to one call's retries in all (seed: 2)
-    retry_max_retry_after_seconds = 0.8  # the longest Retry-After honoured; unset (default):
-                                        # any that fits the remaining total retry time
-
-    turn_deadline_seconds = 300.0       # a turn's deadline when BeginTurn gives none
-
-    # Errors the model caused go back to it this many times per call and per mistake in a
-    # turn, then escalate (or fail, for an optional call).
-    model_corrections = 2
-    llm_message_format = "text"         # "text" (a block of labelled lines) or "json" (one object)
-
-    # Episodic memory steers a decision once a recovery has this many told episodes (decayed).
-    memory_min_episodes = 5
-    memory_max_errors = 100000          # errors (tool and signature) memory holds at most
-    memory_max_age_seconds = 86400      # an error not seen for this long is forgotten
-    state_capacity = 25000              # calls, and turns, held in memory; older: read back
-
-    # The trace keeps turns this long after their last event, and within this size (the
-    # oldest done turns go first); breakers, statistics and memory are kept whole.
-    trace_retention_seconds = 604800    # 7 days
-    trace_retention_bytes = 1073741824  # 1 GiB
-    max_tools = 10000                   # tools with state; past it a new tool without a
-                                        # manifest is refused (RESOURCE_EXHAUSTED)
-
-    # Retries and corrections one turn's calls may be granted in all; no budget unless set.
-    turn_retry_budget = 10              # at most this many
-    turn_retry_budget_share = 1.0       # at most this many per call of the turn, rounded up
-
-    # When GetToolStats, `errord stats` and /metrics flag a tool.
-    alert_failure_rate = 0.05           # recent failures per execution above this
-    alert_mean_duration_seconds = 5.0   # recent mean duration above this
-    alert_window_seconds = 300          # "recent": 60 to 3600, in whole minutes
-    alert_min_executions = 10           # recent executions before the rate is judged
-
-    # How much one caller may ask (errord/limits.py); passing one answers RESOURCE_EXHAUSTED.
-    max_message_bytes = 4194304         # largest request, 64 KiB to 64 MiB
-    max_concurrent_rpcs = 1000          # calls in progress at once, beside the streams
-    max_health_watches = 256            # health Watch streams open at once
-    max_watchers = 512                  # WatchTrace streams open at once
-    max_tool_watchers = 512             # WatchTools streams open at once
-    max_reflection_streams = 64         # server reflection streams open at once
-    peer_stream_share = 0.5             # of each stream limit, what one TCP peer may hold
-    max_turn_events = 10000             # trace events one turn may hold; EndTurn still closes it
-    keepalive_min_ping_seconds = 10.0   # two client pings sooner than this: GOAWAY too_many_pings
-    keepalive_permit_without_calls = true  # pings on a connection with no call in progress
-
-    # OpenTelemetry (docs/operations.md): spans of decisions, off unless an endpoint is set
-    # here or in OTEL_EXPORTER_OTLP_ENDPOINT; needs the errord[otel] extra.
-    otel_endpoint = "http://127.0.0.1:4318"  # OTLP/HTTP collector; /v1/traces is appended
-    telemetry_hash_ids = false          # user_id, session_id: recorded and exported as SHA-256
-    telemetry_id_salt = "..."           # prefixed to each id before it is hashed
-
-Relative paths in the file are relative to the file's directory. A ``[client]`` table
-says how the operator commands reach the daemon (errord/client_config.py).
+A record validated on construction (errord.config.problems names every invalid
+setting at once); ``from_toml`` reads a settings file (errord.config.settings_file),
+``override`` puts the command's flags on top. The records errord builds from them
+(each tool's breaker and retry defaults, the turns' retry budget, the limits, the alert
+thresholds) take their attributes from the settings the tables below name, which also
+name the setting when a record refuses a value.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
-import re
-import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from types import NoneType
-from typing import Any, get_args, get_type_hints
+from typing import Any
 
 from errord_client.operator_token import OPERATOR_TOKEN, default_state_directory
 
 from errord.client_config import ClientSettings
+from errord.config.problems import problems
+from errord.config.settings_file import settings_from_file
 from errord.decide.alerts import AlertThresholds
-from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy, RetryPolicy
+from errord.decide.manifest import BreakerPolicy, RetryPolicy
 from errord.decide.manifest_snapshot import ToolDefaults
 from errord.decide.model import RetryBudget
 from errord.decide.model_message import MessageFormat
-from errord.errors import ConfigError
+from errord.errors import InvalidSettings
 from errord.limits import MAX_TOOLS, STATE_CAPACITY, Limits
 
-LOG_LEVELS = ("debug", "info", "warning", "error")
-LOG_FORMATS = ("logfmt", "json")
 BREAKER_SETTINGS = {
     "failure_threshold": "breaker_failure_threshold",
     "cooldown": "breaker_cooldown_seconds",
@@ -126,31 +40,26 @@ BREAKER_SETTINGS = {
     "min_calls": "breaker_min_calls",
     "window": "breaker_window",
 }
+"""The setting of each attribute of every tool's default BreakerPolicy."""
 RETRY_SETTINGS = {
     "max_total_time": "retry_max_total_time_seconds",
     "max_retry_after": "retry_max_retry_after_seconds",
 }
+"""The setting of each attribute of every tool's default RetryPolicy that one sets."""
 BUDGET_SETTINGS = {
     "max_retries": "turn_retry_budget",
     "max_share": "turn_retry_budget_share",
 }
+"""The setting of each attribute of every turn's RetryBudget."""
 ALERT_SETTINGS = {
     "failure_rate": "alert_failure_rate",
     "mean_duration": "alert_mean_duration_seconds",
     "window": "alert_window_seconds",
     "min_executions": "alert_min_executions",
 }
+"""The setting of each attribute of the AlertThresholds."""
 LIMIT_SETTINGS = {limit.name: limit.name for limit in fields(Limits)}
-"""Each record attribute's setting, to name it in errors."""
-TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d{1,5})$")
-
-
-MAX_MODEL_CORRECTIONS = 10
-MAX_MEMORY_AGE = 31_536_000.0
-"""A year, in seconds."""
-MAX_TRACE_AGE = 315_360_000.0
-"""Ten years, in seconds."""
-MIN_TRACE_BYTES, MAX_TRACE_BYTES = 16 << 20, 1 << 40
+"""The setting of each attribute of the Limits: its own name."""
 
 
 def default_db_path() -> Path:
@@ -164,18 +73,6 @@ def default_listen() -> str:
     if runtime_directory:
         return f"unix:{Path(runtime_directory.split(':')[0]) / 'errord.sock'}"
     return "127.0.0.1:50051"
-
-
-def check_listen(listen: str) -> str | None:
-    """What is wrong with a listen address, or None."""
-    if listen.startswith("unix:"):
-        return None if len(listen) > len("unix:") else "unix: needs a socket path"
-    match = TCP_ADDRESS.match(listen)
-    if match is None:
-        return f"expected host:port or unix:PATH, got {listen!r}"
-    if int(match["port"]) > 65535:
-        return f"port {match['port']} is above 65535"
-    return None
 
 
 @dataclass(frozen=True)
@@ -303,85 +200,9 @@ class Settings:
     """How the operator commands reach this daemon: the ``[client]`` table."""
 
     def __post_init__(self) -> None:
-        problems = [*self._problems(), *self._access_problems()]
-        if problems:
-            raise ConfigError("\n".join(problems))
-
-    def _problems(self) -> Iterator[str]:
-        """Each invalid setting, as "setting: problem"."""
-        problem = check_listen(self.listen)
-        if problem:
-            yield f"listen: {problem}"
-        if not 0 < self.turn_deadline_seconds <= MAX_COOLDOWN:
-            yield "turn_deadline_seconds: must be positive and at most a week"
-        if self.metrics_listen is not None:
-            if self.metrics_listen.startswith("unix:"):
-                problem = "expected host:port; the metrics endpoint is HTTP over TCP"
-            else:
-                problem = check_listen(self.metrics_listen)
-            if problem:
-                yield f"metrics_listen: {problem}"
-        for build, names in (
-            (self.breaker_defaults, BREAKER_SETTINGS),
-            (self.retry_defaults, RETRY_SETTINGS),
-            (self.alert_thresholds, ALERT_SETTINGS),
-            (self.retry_budget, BUDGET_SETTINGS),
-            (self.limits, LIMIT_SETTINGS),
-        ):
-            try:
-                build()
-            except ValueError as error:  # "attribute must ...": named as the setting
-                attribute, _, problem = str(error).partition(" ")
-                yield f"{names[attribute]}: {problem}"
-        for name in ("shutdown_grace_seconds", "shutdown_quiet_seconds"):
-            if not 0 <= getattr(self, name) < math.inf:  # nan fails every comparison
-                yield f"{name}: must be a finite number of seconds, not negative"
-        if self.log_level.lower() not in LOG_LEVELS:
-            yield f"log_level: expected one of {', '.join(LOG_LEVELS)}"
-        if self.log_format not in LOG_FORMATS:
-            yield f"log_format: expected one of {', '.join(LOG_FORMATS)}"
-        if not 0 <= self.model_corrections <= MAX_MODEL_CORRECTIONS:
-            yield f"model_corrections: must be from 0 to {MAX_MODEL_CORRECTIONS}"
-        if not 1 <= self.memory_min_episodes <= 10_000:
-            yield "memory_min_episodes: must be from 1 to 10000"
-        if not 1 <= self.memory_max_errors <= 10_000_000:
-            yield "memory_max_errors: must be from 1 to 10000000"
-        if not 3_600 <= self.memory_max_age_seconds <= MAX_MEMORY_AGE:
-            yield "memory_max_age_seconds: must be from 3600 (an hour) to a year"
-        if not 1_000 <= self.state_capacity <= 10_000_000:
-            yield "state_capacity: must be from 1000 to 10000000"
-        if not 3_600 <= self.trace_retention_seconds <= MAX_TRACE_AGE:
-            yield "trace_retention_seconds: must be from 3600 (an hour) to 315360000 (ten years)"
-        if not MIN_TRACE_BYTES <= self.trace_retention_bytes <= MAX_TRACE_BYTES:
-            yield (
-                f"trace_retention_bytes: must be from {MIN_TRACE_BYTES} (16 MiB) to "
-                f"{MAX_TRACE_BYTES} (1 TiB)"
-            )
-        if not 1 <= self.max_tools <= 1_000_000:
-            yield "max_tools: must be from 1 to 1000000"
-        if self.otel_endpoint is not None and not self.otel_endpoint.startswith(
-            ("http://", "https://")
-        ):
-            yield "otel_endpoint: expected an http:// or https:// URL (OTLP over HTTP)"
-        formats = [layout.value for layout in MessageFormat]
-        if self.llm_message_format not in formats:
-            yield f"llm_message_format: expected one of {', '.join(formats)}"
-
-    def _access_problems(self) -> Iterator[str]:
-        """The access settings' shapes; their files are read at start."""
-        group = self.socket_group
-        if group is not None and (
-            group == "" or (isinstance(group, int) and not 0 <= group < 2**32)
-        ):
-            yield "socket_group: expected a group name or a number from 0"
-        if self.tls_cert_file is not None and self.tls_key_file is None:
-            yield "tls_cert_file: needs tls_key_file too"
-        if self.tls_key_file is not None and self.tls_cert_file is None:
-            yield "tls_key_file: needs tls_cert_file too"
-        if self.tls_client_ca_file is not None and self.tls_cert_file is None:
-            yield "tls_client_ca_file: needs tls_cert_file and tls_key_file"
-        if self.tls_cert_file is not None and self.listen.startswith("unix:"):
-            yield "tls_cert_file: TLS is for TCP; listen is a unix socket"
+        found = list(problems(self))
+        if found:
+            raise InvalidSettings(found)
 
     @property
     def operator_token_path(self) -> Path:
@@ -394,22 +215,10 @@ class Settings:
         return MessageFormat(self.llm_message_format)
 
     def breaker_defaults(self) -> BreakerPolicy:
-        return BreakerPolicy(
-            failure_threshold=self.breaker_failure_threshold,
-            cooldown=self.breaker_cooldown_seconds,
-            success_threshold=self.breaker_success_threshold,
-            first_cooldown=self.breaker_first_cooldown_seconds,
-            cooldown_multiplier=self.breaker_cooldown_multiplier,
-            failure_rate=self.breaker_failure_rate,
-            min_calls=self.breaker_min_calls,
-            window=self.breaker_window,
-        )
+        return BreakerPolicy(**self._record(BREAKER_SETTINGS))
 
     def retry_defaults(self) -> RetryPolicy:
-        return RetryPolicy(
-            max_total_time=self.retry_max_total_time_seconds,
-            max_retry_after=self.retry_max_retry_after_seconds,
-        )
+        return RetryPolicy(**self._record(RETRY_SETTINGS))
 
     def tool_defaults(self) -> ToolDefaults:
         """What a tool without a manifest gets, and what a manifest does not say."""
@@ -419,29 +228,28 @@ class Settings:
         """The retry budget of every turn; None when neither setting is given."""
         if self.turn_retry_budget is None and self.turn_retry_budget_share is None:
             return None
-        return RetryBudget(self.turn_retry_budget, self.turn_retry_budget_share)
+        return RetryBudget(**self._record(BUDGET_SETTINGS))
 
     def limits(self) -> Limits:
-        return Limits(
-            max_message_bytes=self.max_message_bytes,
-            max_concurrent_rpcs=self.max_concurrent_rpcs,
-            max_health_watches=self.max_health_watches,
-            max_watchers=self.max_watchers,
-            max_tool_watchers=self.max_tool_watchers,
-            max_reflection_streams=self.max_reflection_streams,
-            peer_stream_share=self.peer_stream_share,
-            max_turn_events=self.max_turn_events,
-            keepalive_min_ping_seconds=self.keepalive_min_ping_seconds,
-            keepalive_permit_without_calls=self.keepalive_permit_without_calls,
-        )
+        return Limits(**self._record(LIMIT_SETTINGS))
 
     def alert_thresholds(self) -> AlertThresholds:
-        return AlertThresholds(
-            failure_rate=self.alert_failure_rate,
-            mean_duration=self.alert_mean_duration_seconds,
-            window=self.alert_window_seconds,
-            min_executions=self.alert_min_executions,
+        return AlertThresholds(**self._record(ALERT_SETTINGS))
+
+    def records(self) -> tuple[tuple[Callable[[], object], Mapping[str, str]], ...]:
+        """Each record built from the settings, and the setting of each of its attributes
+        (what names a value it refuses: errord.config.problems)."""
+        return (
+            (self.breaker_defaults, BREAKER_SETTINGS),
+            (self.retry_defaults, RETRY_SETTINGS),
+            (self.alert_thresholds, ALERT_SETTINGS),
+            (self.retry_budget, BUDGET_SETTINGS),
+            (self.limits, LIMIT_SETTINGS),
         )
+
+    def _record(self, settings: Mapping[str, str]) -> dict[str, Any]:
+        """The values of ``settings`` (attribute of a record: its setting) by attribute."""
+        return {attribute: getattr(self, setting) for attribute, setting in settings.items()}
 
     @property
     def logging_level(self) -> int:
@@ -449,94 +257,10 @@ class Settings:
 
     @classmethod
     def from_toml(cls, path: Path) -> Settings:
-        """Settings from a TOML file; errors name the file, the line and the setting."""
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise ConfigError(f"{path}: cannot read: {error.strerror}") from error
-        try:
-            table = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"{path}: {error}") from error
-        values, problems = {}, []
-        for key, value in table.items():
-            try:
-                values[key] = _setting(path, text, key, value)
-            except ConfigError as error:
-                problems.extend(str(error).splitlines())
-        try:
-            settings = cls(**values)
-        except ConfigError as error:  # each line "setting: problem"
-            for problem in str(error).splitlines():
-                key = problem.split(":", 1)[0]
-                problems.append(f"{path}:{line_of(text, key)}: {problem}")
-        if problems:
-            raise ConfigError("\n".join(sorted(problems, key=_line_number)))
-        return settings
+        """Settings from the TOML file at ``path``. Raises ConfigError naming the file, and
+        each problem's line and setting, every problem at once."""
+        return settings_from_file(path, cls)
 
     def override(self, **values: Any) -> Settings:
         """A copy with every value that is not None replaced."""
         return replace(self, **{key: value for key, value in values.items() if value is not None})
-
-
-TOML_TYPES: dict[object, tuple[type, ...]] = {
-    str: (str,),
-    Path: (str,),
-    int: (int,),
-    float: (int, float),
-    bool: (bool,),
-    NoneType: (),
-}
-"""The TOML values a setting of each type takes: a path is a string, a float any number,
-and None is the setting left out."""
-
-
-def members(annotation: object) -> tuple[object, ...]:
-    """The types a union annotation joins, or the annotation itself."""
-    return get_args(annotation) or (annotation,)
-
-
-ANNOTATIONS = {
-    name: annotation for name, annotation in get_type_hints(Settings).items() if name != "client"
-}
-"""The type of each setting of the file's top level, from the fields of Settings."""
-SETTING_TYPES = {
-    name: tuple(kind for member in members(annotation) for kind in TOML_TYPES[member])
-    for name, annotation in ANNOTATIONS.items()
-}
-"""The TOML value types each setting takes (``str | int | None``: str, int)."""
-PATH_SETTINGS = frozenset(
-    name for name, annotation in ANNOTATIONS.items() if Path in members(annotation)
-)
-"""Settings that name files, relative to the settings file's directory."""
-
-
-def _setting(path: Path, text: str, key: str, value: Any) -> Any:
-    if key == "client":
-        return ClientSettings.from_table(path, text, value)
-    where = f"{path}:{line_of(text, key)}"
-    types = SETTING_TYPES.get(key)
-    if types is None:
-        known = ", ".join(f.name for f in fields(Settings))
-        raise ConfigError(f"{where}: unknown setting {key!r} (known: {known})")
-    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-        expected = " or ".join(kind.__name__ for kind in types)
-        raise ConfigError(f"{where}: {key}: expected {expected}, got {type(value).__name__}")
-    if key in PATH_SETTINGS:
-        return path.parent / Path(str(value)).expanduser()
-    return value
-
-
-def _line_number(problem: str) -> int:
-    """The line a "file:line: ..." problem names, to list them in file order."""
-    parts = problem.split(":", 2)
-    return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else 0
-
-
-def line_of(text: str, key: str) -> int:
-    """The 1-based line where ``key`` is assigned in TOML ``text``; 1 if not found."""
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if pattern.match(line):
-            return number
-    return 1

@@ -21,6 +21,7 @@ from errord.decide.model import (
 )
 from errord.decide.plan import plan_problems
 from errord.decide.reconcile import HeldResult, ToolCall
+from errord.errors import InvalidValue
 from errord.wire.bounds import (
     DEFAULT_PAGE_SIZE,
     MAX_CALLS,
@@ -147,9 +148,8 @@ def beginning_from_proto(request: pb.BeginTurnRequest) -> Beginning:
                 max_retries=asked.max_retries if asked.HasField("max_retries") else None,
                 max_share=asked.max_share if asked.HasField("max_share") else None,
             )
-        except ValueError as error:  # "attribute must ...", as RetryBudget checks it
-            attribute, _, problem = str(error).partition(" ")
-            check.add(f"retry_budget.{attribute}", problem)
+        except InvalidValue as error:
+            check.add(f"retry_budget.{error.field}", error.problem)
     plan = _plan(request, check)
     check.raise_any()
     return Beginning(turn_id, deadline, budget, plan)
