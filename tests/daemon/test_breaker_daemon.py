@@ -214,7 +214,8 @@ def scrape(errord: DaemonProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]
 
 
 def counter(samples: dict[Any, float], name: str, **labels: str) -> float:
-    return samples[(name, tuple(sorted({"tool": "search", **labels}.items())))]
+    """The sample of search (in no scope: its own breaker's) with ``labels``."""
+    return samples[(name, tuple(sorted({"tool": "search", "scope": "", **labels}.items())))]
 
 
 def test_the_prometheus_endpoint_moves_with_reports_and_agrees_with_get_tool_stats(
