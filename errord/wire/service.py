@@ -194,18 +194,18 @@ class ErrorHandlerService:
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncGenerator[bytes]:
         """Serialized WatchTraceResponses: a live event is encoded once for every watcher
-        (the feed shares the bytes), a replayed one for this watcher alone. Each response
+        (the feed shares the bytes), one of the history for this watcher alone. Each response
         holds every live event committed since the last was made (or within the watcher's
         batch_interval), within RESPONSE_BUDGET bytes: one in ``event``, several in
         ``events``."""
         subscription = None
         try:
             watch = turn_requests.watch_from_proto(decode(pb.WatchTraceRequest, data))
-            # Subscribe before replaying, so that nothing committed meanwhile is missed.
+            # Subscribed before the history is read: nothing committed meanwhile is missed.
             subscription = self._handler.after_commit.trace.subscribe(
                 watch.turn_id, after=watch.after
             )
-            if watch.replay:
+            if watch.history:
                 async for event in self._handler.trace_after(watch.after, turn_id=watch.turn_id):
                     subscription.after = event.sequence
                     yield self.watch_response(event)

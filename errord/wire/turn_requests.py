@@ -69,8 +69,9 @@ class WatchSelection:
     turn_id: str
     """One turn's events; empty for every turn."""
     after: int
-    """Replay recorded events after this sequence before following."""
-    replay: bool
+    """The sequence the history starts after, and the live events."""
+    history: bool
+    """Whether the recorded events after ``after`` are sent before the live ones."""
     batch_interval: float = 0.0
     """Seconds over which live events are coalesced into one response; 0 for none."""
 
@@ -86,8 +87,8 @@ def watch_from_proto(request: pb.WatchTraceRequest) -> WatchSelection:
         if not MIN_BATCH_INTERVAL <= interval <= MAX_BATCH_INTERVAL:
             check.add("batch_interval", "must be from 1 ms to 10 s (leave it unset for none)")
     check.raise_any()
-    replay = request.include_history or request.after_sequence > 0
-    return WatchSelection(request.turn_id, request.after_sequence, replay, interval)
+    history = request.include_history or request.after_sequence > 0
+    return WatchSelection(request.turn_id, request.after_sequence, history, interval)
 
 
 @dataclass(frozen=True)
