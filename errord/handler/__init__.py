@@ -195,8 +195,7 @@ class ErrorHandler:
             if admission is None or not admission.admitted:  # refused, now or before
                 if admission is not None and admission.held:
                     report, reads = held, held_reads
-                step = self._step(FAILURE, report, reads, self._decide_failure)
-                decision, repeated = await step
+                decision, repeated = await self._step(FAILURE, report, reads, self._decide_failure)
                 refused = Admission(admitted=False, breaker=decision.breaker or CLOSED_BREAKER)
                 return refused, decision, repeated
             claim = self._units.claim(key)
