@@ -19,11 +19,13 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from errord.assembly import Assembly, assemble
 from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
 from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.errors import ConfigError
 from errord.handler import ErrorHandler
 from errord.manifests.files import overlooked
 from errord.operator_actions import OperatorActions
@@ -36,12 +38,16 @@ from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
 from errord.state.store import Salvage, Store
 from errord.state.trace_retention import TraceBounds, TraceRetention
+from errord.wire import unix_socket
 from errord.wire.drain import Drain
 from errord.wire.operator import OperatorService
 from errord.wire.replay import Replays
-from errord.wire.server import SERVED_SERVICES, Access, start_server
+from errord.wire.server import SERVED_SERVICES, Access, is_local, start_server
 from errord.wire.service import ErrorHandlerService
-from errord.wire.telemetry import telemetry_from
+from errord.wire.telemetry import Telemetry, telemetry_from
+
+if TYPE_CHECKING:
+    from errord.ops.console.server import RunningConsole
 
 log = logging.getLogger("errord")
 
@@ -138,6 +144,9 @@ async def serve(
             writes = WriteHealthReporter(
                 store, running.health, SERVED_SERVICES, notifier, reloader.status
             )
+            console = await start_console(settings, access, board, state, clock, telemetry)
+            if console is not None:
+                serving.console = console.address
             metrics = None
             background = [
                 asyncio.create_task(handler.retention.run(stop), name="memory retention"),
@@ -173,6 +182,8 @@ async def serve(
                 await running.health.enter_graceful_shutdown()
                 drain = Drain(settings.shutdown_quiet_seconds, limit=grace / 2)
                 await drain.run(running.arrivals, clock, hurry)
+                if console is not None:
+                    await console.stop()
                 store.after_commit.close()
                 await running.stop(max(0.0, deadline - clock.monotonic()))
                 await asyncio.gather(*background)
@@ -181,6 +192,65 @@ async def serve(
                 if metrics is not None:
                     await asyncio.to_thread(metrics.stop)
     log.info("errord stopped")
+
+
+async def start_console(
+    settings: Settings,
+    access: Access,
+    board: ToolHealthBoard,
+    state: Projections,
+    clock: Clock,
+    telemetry: Telemetry | None,
+) -> RunningConsole | None:
+    """The web console, when ``console_listen`` asks for it (errord.ops.console): on the
+    operator's token, with the gRPC listener's TLS files on TCP."""
+    if settings.console_listen is None:
+        return None
+    try:
+        # Only now: without console_listen, neither aiohttp nor Jinja2 is imported.
+        from errord.ops.console import server
+        from errord.ops.console.story import TraceLink
+    except ImportError as error:
+        raise ConfigError(
+            f"console_listen: the console needs packages that are missing ({error.name}): "
+            "install errord[console]"
+        ) from error
+    link = None
+    if settings.console_trace_url and telemetry is not None and telemetry.spans is not None:
+        from errord.wire.otel import turn_trace_id  # export is on: its extra is installed
+
+        link = TraceLink(settings.console_trace_url, turn_trace_id)
+    sources = server.ConsoleSources(
+        board,
+        state.memory,
+        settings.db,
+        clock,
+        telemetry.hashing if telemetry is not None else None,
+        link,
+    )
+    tls = None
+    if settings.tls_cert_file is not None and settings.tls_key_file is not None:
+        tls = server.tls_context(
+            settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file
+        )
+    token = access.token or access.operator_token
+    assert token is not None, "Access.from_settings reads or makes one of them"
+    listen = settings.console_listen
+    if listen.startswith("unix:"):
+        sock, claimed = unix_socket.listening(Path(listen[len("unix:") :]), access.socket_group)
+        running = await server.start_console(
+            listen, sources, token, unix=sock, release=claimed.release
+        )
+    else:
+        running = await server.start_console(listen, sources, token, tls=tls)
+    if not is_local(settings.console_listen) and tls is None:
+        log.warning(
+            "the console listens on %s, beyond loopback, without TLS: the operator token "
+            "and every trace it shows cross the network in plaintext; set tls_cert_file "
+            "and tls_key_file",
+            settings.console_listen,
+        )
+    return running
 
 
 @dataclass
@@ -194,11 +264,14 @@ class Serving:
     """What became of a corrupt database found at start."""
     address: str = ""
     metrics: str = ""
+    console: str = ""
 
     def status(self) -> str:
         text = f"serving on {self.address}"
         if self.metrics:
             text += f", metrics on {self.metrics}"
+        if self.console:
+            text += f", console on {self.console}"
         text += f", {self.tools()} tool manifests, db {self.db}"
         if self.salvage is not None:
             text += f" (salvaged: {self.salvage})"

@@ -5,15 +5,22 @@
     │   └── InvalidSettings      carries every SettingProblem found
     ├── ListenError              the listen address cannot be bound
     ├── ManifestError            tool manifests are invalid; carries every Problem found
+    ├── NoManifestDirectory      a reload or replay needs a manifests directory there is not
     ├── InvalidRequest           a request field is wrong; carries FieldViolations
+    ├── LimitExceeded            a request would pass one of errord's limits
     ├── ReportConflict           a report's key was recorded with different content
     ├── TurnNotFound             no trace events exist for a turn
+    ├── TurnClosed               a failure reported for a turn EndTurn closed
+    ├── ToolNotFound             a tool without a manifest errord never saw a report of
     ├── WatcherFellBehind        a trace watcher's backlog overflowed
     └── StoreError               the database cannot be opened, migrated or written
+        └── CorruptDatabase      it fails SQLite's integrity check, or is no database
 
-Anything else escaping the service layer is a bug, reported as INTERNAL. A record
-refuses a value on construction with InvalidValue (a ValueError naming its field), which
-whoever built it words in its own terms: a setting, a manifest key, a request field.
+The errord command adds two of its own under ErrordError (errord.cli: CommandError,
+TLSFileError). Anything else escaping the service layer is a bug, reported as INTERNAL.
+A record refuses a value on construction with InvalidValue (a ValueError naming its
+field), which whoever built it words in its own terms: a setting, a manifest key, a
+request field.
 """
 
 from __future__ import annotations

@@ -39,6 +39,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``-m "not slow"``, tests/daemon/ is not even imported: every test of it is slow,
+    and importing its modules (the agent frameworks, OpenTelemetry) costs the unit run
+    seconds."""
+    unit_run = " ".join(str(config.getoption("markexpr")).split()) == "not slow"
+    if unit_run and (collection_path == DAEMON_TESTS or DAEMON_TESTS in collection_path.parents):
+        return True
+    return None
+
+
 @pytest.fixture(autouse=True)
 def own_state_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -180,7 +180,7 @@ def sent_failures(executor: Executor) -> list[pb.ReportFailureRequest]:
     ReportFailure, and each item of a ReportFailures, in order (the stub's calls are
     watched; errord still gets them)."""
     sent: list[pb.ReportFailureRequest] = []
-    stub = executor._started().stub
+    stub = executor._started().client.stub
     single, batch = stub.ReportFailure, stub.ReportFailures
 
     def report_failure(request: pb.ReportFailureRequest, **options: Any) -> Any:

@@ -142,12 +142,17 @@ class DaemonProcess:
         return ["--token-file", str(self.token_file)]
 
 
-def start_process(*args: str, env: dict[str, str] | None = None) -> DaemonProcess:
-    """Start ``errord serve ARGS`` and wait until it says where it serves."""
-    return spawn(errord_command("serve", *args), env)
+def start_process(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> DaemonProcess:
+    """Start ``errord serve ARGS`` (in ``cwd``, when given) and wait until it says where it
+    serves."""
+    return spawn(errord_command("serve", *args), env, cwd)
 
 
-def spawn(command: list[str], env: dict[str, str] | None = None) -> DaemonProcess:
+def spawn(
+    command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> DaemonProcess:
     """Start a server process and wait until its stderr says ``serving on ADDRESS,``."""
     process = subprocess.Popen(
         command,
@@ -155,6 +160,7 @@ def spawn(command: list[str], env: dict[str, str] | None = None) -> DaemonProces
         text=True,
         env=env or subprocess_env(),
         stdin=subprocess.DEVNULL,
+        cwd=cwd,
     )
     ready = threading.Event()
 

@@ -14,10 +14,15 @@ lines; ``...`` stands for anything, and numbers inside strings (delays, times, i
 differ.
 
 Or its example is run (an adapter's page): the fenced blocks the page says to save are
-saved, errord serves the manifest directory the page starts it with, and the page's one
-``python`` block runs with the checkout's client, the page's port being errord's. What it
-prints must be the block right after it, line by line: a line ``...`` stands for any lines,
-and ``...`` inside a line for anything.
+saved, errord runs as the page starts it (its ``errord serve`` command, in the test's
+directory, but on a free port), and the page's one ``python`` block runs with the
+checkout's client, the page's port being errord's. What it prints must be the block right
+after it, line by line: a line ``...`` stands for any lines, and ``...`` inside a line for
+anything.
+
+Either way, what the page leaves in its directory (the files it saved, the databases, logs
+and settings of the daemons it started) is what a reader's checkout would show git, and
+the checkout's .gitignore must cover all of it (``untracked``).
 
 And an adapter's extra is installed on its own into a fresh virtualenv.
 """
@@ -36,7 +41,7 @@ import sys
 import threading
 import time
 import venv
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +54,7 @@ INSTALL_TIMEOUT = 600.0
 """How long creating a virtualenv or installing an extra into it may take."""
 PAGE_PORT = "50051"
 """The port errord listens on in the pages."""
-DOC_PORTS = (PAGE_PORT, "50444", "50443", "50061", "9464")
+DOC_PORTS = (PAGE_PORT, "50052", "50444", "50443", "50061", "9464", "9465")
 """The ports the walked-through pages name: each becomes a free port of the test's own."""
 DOC_PORT = re.compile(r"\b(?:" + "|".join(DOC_PORTS) + r")\b")
 DONE = "@@@done"
@@ -58,7 +63,8 @@ STRUCTURE = re.compile(r'^(?:[{}\[\],]*|"\w+": [\[{]|\.\.\.|\^C)$')
 ERROR_LINE = re.compile(r"^(?:ERROR:|errord: |Failed to )")
 FENCED = re.compile(r"^```(\w+)\n(.*?)^```$", flags=re.MULTILINE | re.DOTALL)
 SAVE_AS = re.compile(r"[Ss]ave (?:it|this)\s+as\s+`([\w./-]+)`")
-SERVE_MANIFESTS = re.compile(r"errord serve --manifests (\S+)")
+SERVE = re.compile(r"^ {4}(?:\$ )?(?:\.venv/bin/)?errord serve (.+?)(?: 2>\S+)?(?: &)?$", re.M)
+"""A page's command that starts errord, and its arguments (its log and ``&`` left out)."""
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
@@ -292,6 +298,12 @@ def walk_through(page: Path, directory: Path, daemon: PageDaemon | None = None) 
             after_background = step.background
     finally:
         shell.close()
+    # The venv and the daemon's state home stand for what a reader has outside the checkout.
+    besides = {".venv"}
+    if state_home.is_relative_to(directory):
+        besides.add(state_home.relative_to(directory).parts[0])
+    left = untracked(directory, besides)
+    assert not left, f"{page.name} leaves files git does not ignore: {left}"
 
 
 def _run_step(shell: Shell, step: Step, command: str, *, patient: bool) -> tuple[int, str]:
@@ -377,16 +389,24 @@ def run_example(page: Path, directory: Path) -> None:
             saved = directory / block.saved_as
             saved.parent.mkdir(parents=True, exist_ok=True)
             saved.write_text(block.text)
-    match = SERVE_MANIFESTS.search(page.read_text())
-    assert match, f"{page.name} should start errord with --manifests"
-    manifests = directory / match[1]
-    manifests.mkdir(exist_ok=True)
-    # Its database and operator token where its embedded defaults put them: in the test's
-    # own state home (tests/conftest.py), where the example reads the token.
-    daemon = start_process("--listen", "127.0.0.1:0", "--manifests", str(manifests))
+    match = SERVE.search(page.read_text())
+    assert match, f"{page.name} should start errord (errord serve ...)"
+    serve = shlex.split(match[1])
+    options = dict(zip(serve[::2], serve[1::2], strict=True))
+    assert {"--manifests", "--listen", "--db"} <= options.keys(), (
+        f"{page.name} should start errord with its manifests, an address and a database "
+        f"of its own: {match[0].strip()}"
+    )
+    (directory / options["--manifests"]).mkdir(parents=True, exist_ok=True)
+    (directory / options["--db"]).parent.mkdir(parents=True, exist_ok=True)
+    page_port = options["--listen"].rsplit(":", 1)[1]
+    served = {**options, "--listen": "127.0.0.1:0"}
+    daemon = start_process(*(part for pair in served.items() for part in pair), cwd=directory)
     try:
         port = daemon.address.rsplit(":", 1)[1]
-        (directory / example.saved_as).write_text(example.text.replace(PAGE_PORT, port))
+        script = directory / example.saved_as
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(example.text.replace(page_port, port))
         ran = subprocess.run(
             [sys.executable, example.saved_as],
             cwd=directory,
@@ -398,10 +418,40 @@ def run_example(page: Path, directory: Path) -> None:
         )
     finally:
         daemon.terminate(signal.SIGTERM)
+    left = untracked(directory)
+    assert not left, f"{page.name} leaves files git does not ignore: {left}"
     assert ran.returncode == 0, ran.stderr
     assert prints_as_shown(shown.text, ran.stdout), (
         f"printed:\n{ran.stdout}\nshown:\n{shown.text}\n{ran.stderr}"
     )
+
+
+# What a page leaves behind
+
+
+def untracked(directory: Path, besides: Collection[str] = (), within: str = "") -> list[str]:
+    """What ``directory`` holds, but ``besides``, that git would show as untracked were it the
+    checkout (or its directory ``within``): each file or directory the checkout's .gitignore
+    files do not cover."""
+    prefix = f"{within.strip('/')}/" if within else ""
+    entries = [
+        prefix + (f"{entry.name}/" if entry.is_dir() and not entry.is_symlink() else entry.name)
+        for entry in sorted(directory.iterdir())
+        if entry.name not in besides
+    ]
+    if not entries:
+        return []
+    checked = subprocess.run(
+        ["git", "-c", "core.excludesFile=", "check-ignore", "--no-index", "-n", "-v", "--stdin"],
+        cwd=ROOT,
+        input="\n".join(entries) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    assert checked.returncode in (0, 1), checked.stderr
+    return [line.split("\t", 1)[1] for line in checked.stdout.splitlines() if line.startswith("::")]
 
 
 # Links

@@ -100,12 +100,15 @@ class Daemon:
         target: str,
         *,
         token: str | None = None,
+        token_source: str = "",
         timeout: float = CALL_TIMEOUT,
         tls: ClientTLS | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
         self.tls = tls
+        self.token_source = token_source if token else ""
+        """Where the token sent was read, for an UNAUTHENTICATED answer; "" when none was."""
         self._metadata = (("authorization", f"Bearer {token}"),) if token else None
         self._channel = _channel(target, tls)
         self.errors: Any = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
@@ -150,12 +153,23 @@ class Daemon:
         if code is grpc.StatusCode.UNAVAILABLE:
             details = unreachable(self.target, details, self.tls)
         elif code is grpc.StatusCode.UNAUTHENTICATED:  # say it in the command's words
-            details = (
-                f"{details.partition(':')[0]}; give --token-file FILE: the daemon's "
-                "token_file, or the operator.token beside its database (read without the "
-                "flag when --config names that database)"
-            )
+            details = unauthenticated(details.partition(":")[0], self.token_source)
         return CommandError(f"{code.name}: {details}", code)
+
+
+def unauthenticated(refusal: str, token_source: str) -> str:
+    """What an operator command says when the daemon wants another token than it sent:
+    the daemon's words, which token was sent, and how to give the right one."""
+    sent = (
+        f"the token sent ({token_source}) is not this daemon's"
+        if token_source
+        else "no token was found to send"
+    )
+    return (
+        f"{refusal}: {sent}; give --config FILE, this daemon's settings (the commands send "
+        "its token_file, or the operator.token beside its db), or --token-file FILE "
+        "('errord token --config FILE' prints the operator token)"
+    )
 
 
 def _channel(target: str, tls: ClientTLS | None) -> grpc.Channel:

@@ -107,6 +107,11 @@ def parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="serve Prometheus /metrics over HTTP here (default: none)",
     )
+    serve.add_argument(
+        "--console-listen",
+        metavar="ADDR",
+        help="serve the read-only web console here: host:port or unix:PATH (default: none)",
+    )
 
     token = commands.add_parser(
         "token",
@@ -321,6 +326,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         log_level=args.log_level,
         log_format=args.log_format,
         metrics_listen=args.metrics_listen,
+        console_listen=args.console_listen,
     )
 
 
@@ -395,8 +401,10 @@ def run_operator(args: argparse.Namespace) -> int:
         target = args.target or listen_target(settings.listen)
         flags = ClientSettings(args.tls_ca, args.tls_cert, args.tls_key)
         tls = ClientTLS.chosen(flags, settings.client, args.config)
-        token = operator_token(args.token_file, settings)
-        with Daemon(target, token=token, timeout=args.timeout, tls=tls) as daemon:
+        token, source = operator_token(args.token_file, settings)
+        with Daemon(
+            target, token=token, token_source=source, timeout=args.timeout, tls=tls
+        ) as daemon:
             status: int = args.operate(daemon, args, Output(args.json))
             return status
     except ErrordError as error:  # CommandError, TLSFileError, or the ConfigError of --config
@@ -409,17 +417,24 @@ def run_operator(args: argparse.Namespace) -> int:
         return 0
 
 
-def operator_token(token_file: Path | None, settings: Settings) -> str | None:
-    """The token the commands send: ``--token-file``'s, else the ``token_file`` of
-    ``--config``, else the operator token the daemon of these settings made beside its
-    database, when this user may read it (else none)."""
-    explicit = token_file or settings.token_file
-    if explicit is not None:
-        return read_token(explicit)
+def operator_token(token_file: Path | None, settings: Settings) -> tuple[str | None, str]:
+    """The token the commands send, and where it was read: ``--token-file``'s, else the
+    ``token_file`` of ``--config``, else the operator token the daemon of these settings
+    made beside its database, when this user may read it (else none, and "")."""
+    if token_file is not None:
+        return read_token(token_file), f"--token-file {token_file}"
+    if settings.token_file is not None:
+        return read_token(settings.token_file), f"the token_file of --config, {settings.token_file}"
+    path = settings.operator_token_path
+    where = (
+        "the operator_token_file of --config"
+        if settings.operator_token_file is not None
+        else f"beside the database {settings.db}"
+    )
     try:
-        return read_token(settings.operator_token_path)
+        return read_token(path), f"{path}, {where}"
     except CommandError:  # not made yet, or another user's: the daemon will say what it needs
-        return None
+        return None, ""
 
 
 def _unpaired_tls_flag(args: argparse.Namespace) -> str | None:

@@ -170,12 +170,16 @@ def _recovery_words(evidence: pb.RecoveryEvidence) -> str:
     if evidence.HasField("last_succeeded"):
         text += f", last fixed it at {_time(evidence.last_succeeded)}"
     if round(evidence.unknown, 1):
-        text += f"; {_bursts(evidence.unknown)} whose outcome was never told"
+        text += f"; no outcome was reported in {_bursts(evidence.unknown)}"
     return text
 
 
 def _bursts(count: float) -> str:
-    return f"{count:.1f} burst{'' if round(count, 1) == 1 else 's'}"
+    """A count of bursts as a person reads it: ``1 burst``, ``0 bursts``, ``4.8 bursts``
+    (counts fade by half every hour, so most are not whole)."""
+    shown = round(count, 1)
+    number = f"{shown:.0f}" if shown == int(shown) else f"{shown:.1f}"
+    return f"{number} burst{'' if shown == 1 else 's'}"
 
 
 def _verdict_words(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,24 @@ def check_listen(listen: str) -> str | None:
     return None
 
 
+TRACE_URL_FIELDS = frozenset({"trace_id", "turn_id"})
+"""What console_trace_url may name in braces."""
+
+
+def check_trace_url(template: str) -> str | None:
+    """What is wrong with a console_trace_url template, or None."""
+    if not template.startswith(("http://", "https://")):
+        return "expected an http:// or https:// URL"
+    try:
+        named = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as error:
+        return f"{error} (write a literal brace as {{{{ or }}}})"
+    unknown = named - TRACE_URL_FIELDS
+    if unknown:
+        return f"unknown field {{{sorted(unknown)[0]}}}; expected {{trace_id}} or {{turn_id}}"
+    return None
+
+
 def problems(settings: Settings) -> Iterator[SettingProblem]:
     """Each invalid setting of ``settings``: values, then the access settings' shapes."""
     for setting, problem in (*_values(settings), *_access(settings)):
@@ -63,6 +82,14 @@ def _values(settings: Settings) -> Iterator[tuple[str, str]]:
             problem = check_listen(settings.metrics_listen)
         if problem:
             yield "metrics_listen", problem
+    if settings.console_listen is not None:
+        problem = check_listen(settings.console_listen)
+        if problem:
+            yield "console_listen", problem
+    if settings.console_trace_url is not None:
+        problem = check_trace_url(settings.console_trace_url)
+        if problem:
+            yield "console_trace_url", problem
     for build, names in settings.records():
         try:
             build()
@@ -114,5 +141,11 @@ def _access(settings: Settings) -> Iterator[tuple[str, str]]:
         yield "tls_key_file", "needs tls_cert_file too"
     if settings.tls_client_ca_file is not None and settings.tls_cert_file is None:
         yield "tls_client_ca_file", "needs tls_cert_file and tls_key_file"
-    if settings.tls_cert_file is not None and settings.listen.startswith("unix:"):
+    console = settings.console_listen
+    tcp_console = console is not None and not console.startswith("unix:")
+    if (
+        settings.tls_cert_file is not None
+        and settings.listen.startswith("unix:")
+        and not tcp_console
+    ):
         yield "tls_cert_file", "TLS is for TCP; listen is a unix socket"

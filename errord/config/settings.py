@@ -104,6 +104,13 @@ class Settings:
     """Server reflection; None turns it on for loopback and unix sockets only."""
     metrics_listen: str | None = None
     """host:port of the Prometheus HTTP endpoint; None for none."""
+    console_listen: str | None = None
+    """host:port or unix:PATH of the read-only web console (errord.ops.console); None for
+    none. It needs the operator token, and serves HTTPS with the TLS files on TCP."""
+    console_trace_url: str | None = None
+    """A link from a turn's page to its spans in the tracing system: an http(s) URL in
+    which ``{trace_id}`` (the trace errord derives from the turn id) and ``{turn_id}``
+    are replaced; shown when OpenTelemetry export is on. None for no link."""
     breaker_failure_threshold: int = BreakerPolicy.failure_threshold
     breaker_cooldown_seconds: float = BreakerPolicy.cooldown
     """The longest break, and how long a breaker stays closed before its next break is the

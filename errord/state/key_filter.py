@@ -1,11 +1,11 @@
 """Which keys a projection dropped from memory: a Bloom filter that grows.
 
 A projection holds at most its capacity in memory; the keys beyond it are only in the
-database. Deciding on a key memory does not hold used to cost a database read, in case
-it was one of those; with the filter, only a key that may have been dropped is read
-back, and a key never seen (every new call and turn) costs a hash and a read of memory
-per layer. A key that was dropped is always found (no false negatives); less than one
-key in a hundred that were not is found too, and costs the read it cost before.
+database. Only a key the filter finds, one that may have been dropped, is read back from
+the database before a decision on it; a key never seen (every new call and turn) costs a
+hash and a read of memory per layer. A key that was dropped is always found (no false
+negatives); less than one key in a hundred that were not is found too, and costs a
+database read for nothing.
 
 A projection adds its keys as the database stores them (the text ``codec.encode`` gives),
 so that the keys of the rows read at start go in without being decoded. Each key is

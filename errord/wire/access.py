@@ -47,12 +47,16 @@ from grpc_health.v1 import health
 from errord.errors import ConfigError
 from errord.wire import operator, service
 
-MISSING = "missing bearer token: send metadata authorization: Bearer <token>"
+MISSING = (
+    "missing bearer token: this errord has token_file set; send that token as the header "
+    "'authorization: Bearer TOKEN' (the clients' token=, grpcurl -H, errord's commands "
+    "--token-file FILE)"
+)
 INVALID = "invalid bearer token"
 OPERATOR_MISSING = (
-    "this is an operator call: send the operator token as metadata authorization: Bearer "
-    "<token> (errord's commands on the daemon's host read it from operator.token beside "
-    "the database; elsewhere, --token-file FILE)"
+    "this is an operator call: it needs the operator token, which 'errord token' prints on "
+    "the daemon's host (errord's commands find it themselves with --config, or take "
+    '--token-file FILE; grpcurl: -H "authorization: Bearer $(errord token)")'
 )
 OPERATOR_INVALID = "invalid operator token"
 TOKEN_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F))

@@ -163,7 +163,14 @@ def bind(
     listen: str,
     credentials: grpc.ServerCredentials | None,
 ) -> int:
-    """Add a port at ``address``; errors name ``listen``, the address asked for."""
+    """Add a port at ``address``; errors name ``listen``, the address asked for.
+
+    A TCP address is tried first with a socket of errord's own: gRPC's core logs a raw line
+    of its own (``E... add_port.cc:...]``) before failing, and the operator should read
+    only errord's message. Only an address taken between the two tries reaches gRPC's."""
+    why = why_not_bound(listen)
+    if why is not None:
+        raise ListenError(f"cannot listen on {listen}: {why}")
     try:
         if credentials is None:
             return int(server.add_insecure_port(address))

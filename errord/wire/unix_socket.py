@@ -146,3 +146,23 @@ def publish(staged: Path, path: Path, group: int | None) -> ClaimedSocket:
         raise ListenError(f"cannot listen on unix:{path}: {error.strerror}") from error
     bound = staged.lstat()
     return ClaimedSocket(path, bound.st_dev, bound.st_ino)
+
+
+def listening(path: Path, group: int | None) -> tuple[socket.socket, ClaimedSocket]:
+    """A stream socket listening at ``path`` (mode 0660, ``group``): bound privately, then
+    published, as the gRPC listener's is; for a server that takes a listening socket (the
+    console)."""
+    clear_stale(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with staging(path) as staged:
+            try:
+                sock.bind(str(staged))
+            except OSError as error:
+                raise ListenError(f"cannot listen on unix:{path}: {error.strerror}") from error
+            sock.listen(128)
+            claimed = publish(staged, path, group)
+    except BaseException:
+        sock.close()
+        raise
+    return sock, claimed

@@ -85,12 +85,13 @@ def quantile(values: list[float], q: float) -> float:
 
 
 async def measure(address: str, calls: int) -> dict[str, Any]:
-    from errord_client import Executor, function_tool
+    from errord_client import Executor
+    from errord_client.tools import function_tool
 
     executor = Executor([function_tool(noop)], target=address)
     await executor.start()
     link = executor._started()
-    rpcs = PathRpcs(link.stub)
+    rpcs = PathRpcs(link.client.stub)
     call = {"id": "c1", "name": "noop", "arguments": {}}
     direct: list[float] = []
     guarded: list[float] = []
@@ -100,7 +101,7 @@ async def measure(address: str, calls: int) -> dict[str, Any]:
         bare = time.perf_counter() - started
         rpcs.task = asyncio.current_task()
         started = time.perf_counter()
-        result = await executor.execute(call)
+        result = await executor.run_one(call)
         took = time.perf_counter() - started
         rpcs.task = None
         assert result.ok, result
@@ -109,7 +110,7 @@ async def measure(address: str, calls: int) -> dict[str, Any]:
             guarded.append(took)
         if n % 50 == 0:
             await asyncio.sleep(0)  # let the background reports go out as they would
-    await executor.aclose()
+    await executor.close()
     return {
         "calls": calls,
         "direct_p50_us": statistics.median(direct) * 1e6,
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
             daemon.wait(30)
     print(f"executor overhead on a successful call ({figures['calls']} calls, errord at {address})")
     print(f"  tool awaited directly  p50 {figures['direct_p50_us']:8.1f} us")
-    print(f"  executor.execute()     p50 {figures['executor_p50_us']:8.1f} us")
+    print(f"  executor.run_one()     p50 {figures['executor_p50_us']:8.1f} us")
     print(
         f"  overhead               p50 {figures['overhead_p50_us']:8.1f} us, "
         f"p99 {figures['overhead_p99_us']:8.1f} us"

@@ -96,7 +96,7 @@ async def run_cases(
         ]
         return [results[0] for results in await asyncio.gather(*calls)]
     finally:
-        await executor.aclose(patience=decision_timeout)
+        await executor.close(patience=decision_timeout)
 
 
 @dataclass(frozen=True)

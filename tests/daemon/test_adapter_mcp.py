@@ -19,10 +19,10 @@ from typing import Annotated, Any
 
 import pytest
 import yaml
-from errord_client import Executor, ResultStatus, failure_from_exception, pb
+from errord_client import Executor, ResultStatus, pb
 from errord_client.adapters import mcp as adapter
 from errord_client.adapters.manifests import manifests_yaml, write_manifest_file
-from errord_client.executor import DecidedBy
+from errord_client.executor import DecidedBy, failure_from_exception
 from errord_client.executor.local_policy import local_classification
 from errord_client.v1 import errord_pb2_grpc
 from hypothesis import given

@@ -1,6 +1,6 @@
 """The MCP adapter's page (clients/python/docs/mcp.md) runs as written: its example, run
-as the page says (``.venv/bin/python weather.py`` in a directory holding ``tools.d``)
-against errord as a process serving that directory, prints the ```text block after it,
+as the page says (``.venv/bin/python mcp/weather.py``) against errord as a process
+serving ``mcp/tools.d`` as the page starts it, prints the ```text block after it,
 and ``errord check`` then says of the written manifests what the page shows. (The ``mcp``
 extra installing on its own is tests/daemon/test_extras_install.py's.)"""
 
@@ -23,9 +23,9 @@ def test_the_pages_example_prints_what_the_page_shows(tmp_path: Path) -> None:
 
     [check] = [block.text for block in fenced_blocks(PAGE) if block.kind == "console"]
     command, shown_check = check.split("\n", 1)
-    assert command == "$ .venv/bin/errord check tools.d"
+    assert command == "$ .venv/bin/errord check mcp/tools.d"
     checked = subprocess.run(
-        errord_command("check", "tools.d"),
+        errord_command("check", "mcp/tools.d"),
         cwd=tmp_path,
         capture_output=True,
         text=True,

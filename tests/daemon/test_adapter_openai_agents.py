@@ -24,12 +24,13 @@ from agents.items import TResponseInputItem, TResponseOutputItem
 from agents.models.interface import Model
 from agents.tool_context import ToolContext
 from agents.usage import Usage
-from errord_client import Executor, ResultStatus, failure_from_exception
+from errord_client import Executor, ResultStatus
 from errord_client.adapters.openai_agents import (
     ToolCallFailed,
     errord_function_tool,
     guarded,
 )
+from errord_client.executor import failure_from_exception
 from errord_client.tools import InvalidArguments, mock_tool
 from errord_client.v1 import errord_pb2 as pb
 from openai.types.responses import (
@@ -328,7 +329,7 @@ async def test_a_guarded_tool_runs_under_the_executor_alone_too(
             return answer
 
         call = {"id": "c1", "name": "flight_search", "arguments": {}}
-        result = await executor.execute(call, turn_id="t6")
+        result = await executor.run_one(call, turn_id="t6")
 
     assert (result.status, result.output, result.attempts) == (ResultStatus.SUCCEEDED, "ok", 2)
 
@@ -412,7 +413,7 @@ async def test_guarded_keeps_the_tools_name_schema_and_description() -> None:
     assert executor.registry.get("flight_search").parameters == original.params_json_schema
     with pytest.raises(ValueError, match="flight_search"):
         guarded(flight_search, executor)
-    await executor.aclose()
+    await executor.close()
 
 
 class Room(BaseModel):
@@ -444,7 +445,7 @@ async def test_what_the_sdks_own_check_refuses_is_the_models_mistake() -> None:
     assert str(refused.value) == "Invalid parameters: Invalid JSON input for tool book"
     assert failure_from_exception(refused.value).code == "INVALID_INPUT"
     assert booked == [("Oslo", 2)]
-    await executor.aclose()
+    await executor.close()
 
 
 async def test_the_sdks_refusal_names_the_parameter_when_it_keeps_pydantics_error(
@@ -466,4 +467,4 @@ async def test_the_sdks_refusal_names_the_parameter_when_it_keeps_pydantics_erro
         "rooms",
         ("'rooms[0].beds' must be an integer",),
     )
-    await executor.aclose()
+    await executor.close()

@@ -214,7 +214,6 @@ def scrape(errord: DaemonProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]
 
 
 def counter(samples: dict[Any, float], name: str, **labels: str) -> float:
-    """The sample of search (in no scope: its own breaker's) with ``labels``."""
     return samples[(name, tuple(sorted({"tool": "search", "scope": "", **labels}.items())))]
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from errord_client import AsyncErrordClient, failure_request, pb, planned_call
+from errord_client import AsyncErrordClient, pb
+from errord_client.requests import failure_request, planned_call
 from google.protobuf import json_format
 from google.protobuf.message import Message
 

@@ -21,7 +21,8 @@ from typing import Any
 
 import grpc
 import pytest
-from errord_client import ErrordClient, failure_request, pb
+from errord_client import ErrordClient, pb
+from errord_client.requests import failure_request
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from errord.cli.connection import default_target, grpc_target

@@ -21,14 +21,9 @@ import grpc
 import grpc.aio
 import pytest
 import pytest_asyncio
-from errord_client import (
-    DEFAULT_TARGET,
-    AsyncErrordClient,
-    ErrordClient,
-    failure_request,
-    field_violations,
-    pb,
-)
+from errord_client import DEFAULT_TARGET, AsyncErrordClient, ErrordClient, pb
+from errord_client.errors import field_violations
+from errord_client.requests import failure_request
 from errord_client.v1 import errord_pb2_grpc
 from google.protobuf import any_pb2, duration_pb2, json_format
 from google.protobuf.message import Message

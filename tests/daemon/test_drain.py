@@ -21,7 +21,7 @@ from pathlib import Path
 import grpc
 import pytest
 from errord_client import pb
-from errord_client.client import failure_request
+from errord_client.requests import failure_request
 from errord_client.v1 import errord_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 

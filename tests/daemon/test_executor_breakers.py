@@ -147,7 +147,7 @@ async def test_fifty_executors_on_a_half_open_breaker_run_one_probe_and_49_alter
                 await until_watched_open(executors, "quotes")
                 runs = [
                     asyncio.create_task(
-                        executor.execute(
+                        executor.run_one(
                             {"id": f"c-{n}", "name": "quotes", "arguments": {}}, turn_id=turn
                         )
                     )
@@ -162,7 +162,7 @@ async def test_fifty_executors_on_a_half_open_breaker_run_one_probe_and_49_alter
                 quotes.gate.set()
                 results: list[ToolResult] = await asyncio.gather(*runs)
             finally:
-                await asyncio.gather(*(executor.aclose() for executor in executors))
+                await asyncio.gather(*(executor.close() for executor in executors))
             traces = [await errord.trace(turn) for turn in turns]
 
     assert calls_while_held == 1

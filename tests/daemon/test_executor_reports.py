@@ -8,7 +8,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from errord_client import AsyncErrordClient, Executor, ResultStatus, builtin_tool, mock_tool
+from errord_client import AsyncErrordClient, Executor, ResultStatus
+from errord_client.tools import builtin_tool, mock_tool
 from errord_client.v1 import errord_pb2 as pb
 
 from tests.helpers import InProcessDaemon
@@ -38,12 +39,12 @@ async def test_parallel_calls_failing_together_are_reported_in_one_request(
     tools = [mock_tool(f"tool_{n}", "fine", script=[TimeoutError("slow")]) for n in range(4)]
     executor = Executor(tools, target=daemon.address)
     try:
-        counted = count_calls(executor._started().stub)
+        counted = count_calls(executor._started().client.stub)
         results = await executor.run(
             [{"id": f"c{n}", "name": f"tool_{n}", "arguments": {}} for n in range(4)]
         )
     finally:
-        await executor.aclose()
+        await executor.close()
     assert [result.status for result in results] == [ResultStatus.SUCCEEDED] * 4
     assert counted["ReportFailures"] == 1
     assert counted["failures in ReportFailures"] == 4
@@ -56,7 +57,7 @@ async def test_a_successful_call_awaits_no_rpc_on_its_own_path(daemon: InProcess
     executor = Executor([mock_tool("quick", {"ok": True})], target=daemon.address)
     path: list[str] = []
     try:
-        stub = executor._started().stub
+        stub = executor._started().client.stub
         running: asyncio.Task[Any] | None = asyncio.current_task()
 
         def watch(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
@@ -70,9 +71,9 @@ async def test_a_successful_call_awaits_no_rpc_on_its_own_path(daemon: InProcess
         for name in ("ReportOutcome", "EndTurn", "AdmitCall", "ReportFailure", "BeginTurn"):
             setattr(stub, name, watch(name, getattr(stub, name)))
         call = {"id": "c1", "name": "quick", "arguments": {}}
-        result = await executor.execute(call, turn_id="turn-quick")
+        result = await executor.run_one(call, turn_id="turn-quick")
     finally:
-        await executor.aclose()  # the outcome and the turn's end go out in the background
+        await executor.close()  # the outcome and the turn's end go out in the background
     assert result.status is ResultStatus.SUCCEEDED
     assert path == []
     async with AsyncErrordClient(daemon.address, token=daemon.token) as errord:

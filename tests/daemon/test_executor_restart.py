@@ -189,7 +189,7 @@ async def test_sigterm_and_start_again_under_load_no_call_raises_and_each_has_a_
         restarted.set()
         batches = await asyncio.wait_for(asyncio.gather(*loops), PATIENCE)
     finally:
-        await asyncio.gather(*(executor.aclose() for executor in executors))
+        await asyncio.gather(*(executor.close() for executor in executors))
         daemon.terminate(signal.SIGKILL)
 
     assert all(count >= 3 for count in batches)

@@ -61,7 +61,7 @@ async def daemon(tmp_path: Path) -> AsyncIterator[tuple[InProcessDaemon, Shifted
 async def call(executor: Executor, turn: str, query: str) -> Any:
     """One call of slow_search in a turn of its own."""
     request = {"id": "c", "name": "slow_search", "arguments": {"q": query}}
-    return await executor.execute(request, turn_id=turn)
+    return await executor.run_one(request, turn_id=turn)
 
 
 def requests_for(backend: ScriptedBackend, query: str) -> int:

@@ -83,7 +83,9 @@ def test_every_operator_call_is_refused_without_the_token_and_served_with_it(
             with pytest.raises(grpc.RpcError) as refused:
                 getattr(operators, name)(request, timeout=10)
             assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED, name
-            assert "operator token" in (refused.value.details() or "")
+            details = refused.value.details() or ""
+            assert "it needs the operator token, which 'errord token' prints" in details
+            assert "metadata" not in details
         trace = pb.GetTurnTraceRequest(turn_id="t1")
         with pytest.raises(grpc.RpcError) as refused:
             errors.GetTurnTrace(trace, timeout=10)
@@ -161,9 +163,22 @@ def test_the_commands_read_the_token_beside_the_configured_database(tmp_path: Pa
         elsewhere.write_text(f'listen = "{daemon.address}"\ndb = "other/errord.db"\n')
         refused = run_errord("breakers", "--config", str(elsewhere))
         assert refused.returncode == 1
-        assert "UNAUTHENTICATED" in refused.stderr
-        assert "--token-file" in refused.stderr
-        assert "Traceback" not in refused.stderr
+        assert refused.stderr.startswith(
+            "errord: UNAUTHENTICATED: this is an operator call: no token was found to send; "
+            "give --config FILE, this daemon's settings"
+        )
+        assert "--token-file FILE ('errord token --config FILE' prints" in refused.stderr
+        assert "metadata" not in refused.stderr
+
+        (tmp_path / "other").mkdir()
+        (tmp_path / "other" / "operator.token").write_text("another-daemons-token\n")
+        wrong = run_errord("breakers", "--config", str(elsewhere))
+        assert wrong.returncode == 1
+        sent = tmp_path / "other" / "operator.token"
+        assert wrong.stderr.startswith(
+            f"errord: UNAUTHENTICATED: invalid operator token: the token sent ({sent}, beside "
+            f"the database {tmp_path / 'other' / 'errord.db'}) is not this daemon's; give "
+        ), wrong.stderr
     finally:
         daemon.terminate()
 

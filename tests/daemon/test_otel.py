@@ -17,7 +17,8 @@ from typing import Any
 
 import grpc
 import pytest
-from errord_client import Executor, ResultStatus, mock_tool
+from errord_client import Executor, ResultStatus
+from errord_client.tools import mock_tool
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 from google.protobuf import json_format

@@ -119,13 +119,13 @@ async def test_an_8_s_outage_costs_errords_agents_no_more_than_tenacitys(tmp_pat
 
             async def with_errord(agent: int, n: int) -> bool:
                 call = {"id": f"c-{agent}-{n}", "name": "search", "arguments": {"q": f"{n}"}}
-                result = await executors[agent].execute(call, turn_id=f"t-{agent}-{n}")
+                result = await executors[agent].run_one(call, turn_id=f"t-{agent}-{n}")
                 return result.status is ResultStatus.SUCCEEDED
 
             try:
                 errords = await run_agents(backend, with_errord)
             finally:
-                await asyncio.gather(*(executor.aclose() for executor in executors))
+                await asyncio.gather(*(executor.close() for executor in executors))
             recovered = backend.recovered_at
             assert recovered is not None
             first_back = min(t for t in sends.succeeded if t >= recovered) - recovered
@@ -203,7 +203,7 @@ async def test_a_dead_backend_opens_the_breaker_at_once_and_half_open_lets_one_r
             turns = [f"dead-{n}" for n in range(DEAD_EXECUTORS)]
             runs = [
                 asyncio.create_task(
-                    executor.execute(
+                    executor.run_one(
                         {"id": "c", "name": "search", "arguments": {"q": "x"}}, turn_id=turn
                     )
                 )
@@ -220,7 +220,7 @@ async def test_a_dead_backend_opens_the_breaker_at_once_and_half_open_lets_one_r
                 for run in runs:
                     run.cancel()
                 await asyncio.gather(*runs, return_exceptions=True)
-                await asyncio.gather(*(executor.aclose() for executor in executors))
+                await asyncio.gather(*(executor.close() for executor in executors))
             events = [event for turn in turns for event in await trace_if_any(errord, turn)]
     events.sort(key=lambda event: event.sequence)
     breaker_events = [e for e in events if e.WhichOneof("event") == "breaker"]
@@ -260,7 +260,7 @@ async def test_one_call_failing_all_its_attempts_leaves_the_breaker_closed(tmp_p
                 decision_timeout=DECISIONS,
             ) as executor:
                 await executor.start()
-                result = await executor.execute(
+                result = await executor.run_one(
                     {"id": "c", "name": "search", "arguments": {"q": "x"}}, turn_id="alone"
                 )
             async with operator_channel(daemon.address, daemon.token) as channel:
@@ -321,13 +321,13 @@ async def test_a_30_percent_brownout_never_opens_the_breaker(tmp_path: Path) -> 
                 for n in range(BROWNOUT_CALLS):
                     call = {"id": f"c{n}", "name": "search", "arguments": {"q": str(n)}}
                     turn = f"b-{number}-{n}"
-                    statuses.append((await executors[number].execute(call, turn_id=turn)).status)
+                    statuses.append((await executors[number].run_one(call, turn_id=turn)).status)
                 return statuses
 
             try:
                 statuses = await asyncio.gather(*(agent(n) for n in range(BROWNOUT_AGENTS)))
             finally:
-                await asyncio.gather(*(executor.aclose() for executor in executors))
+                await asyncio.gather(*(executor.close() for executor in executors))
             async with operator_channel(daemon.address, daemon.token) as channel:
                 errord = Errord(channel)
                 breaker = await errord.breaker("search")

@@ -50,7 +50,7 @@ async def test_a_rate_limited_backend_is_waited_out_never_called_into_and_never_
                     for n in range(CALLS):
                         await asyncio.sleep(thinking.uniform(*THINK))
                         call = {"id": f"c{n}", "name": "search", "arguments": {"q": str(n)}}
-                        result = await executor.execute(call, turn_id=f"r-{number}-{n}")
+                        result = await executor.run_one(call, turn_id=f"r-{number}-{n}")
                         statuses.append(result.status)
                     return statuses
 

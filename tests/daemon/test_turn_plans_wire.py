@@ -8,7 +8,9 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
-from errord_client import AsyncErrordClient, field_violations, pb, planned_call
+from errord_client import AsyncErrordClient, pb
+from errord_client.errors import field_violations
+from errord_client.requests import planned_call
 from google.protobuf import json_format
 
 from tests.helpers import InProcessDaemon

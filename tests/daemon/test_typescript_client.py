@@ -8,12 +8,15 @@ saying what to install: a machine that cannot run them must not pass silently.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.page_examples import untracked
 
 PACKAGE = Path(__file__).resolve().parents[2] / "clients" / "typescript"
 NEEDS_NODE = (
@@ -54,3 +57,20 @@ def test_the_typescript_client_passes_its_node_tests() -> None:
         assert installed.returncode == 0, f"npm ci failed:\n{installed.stdout}\n{installed.stderr}"
     tested = _run("npm", "test", env=env)
     assert tested.returncode == 0, f"npm test failed:\n{tested.stdout}\n{tested.stderr}"
+
+
+def test_the_readmes_example_leaves_nothing_git_does_not_ignore(tmp_path: Path) -> None:
+    """The files the README says to save, and what its daemon makes beside its --db and
+    its log, are all under names the package's .gitignore covers (the example itself
+    runs in test/readme.test.ts)."""
+    readme = (PACKAGE / "README.md").read_text()
+    saved = re.findall(r"[Ss]ave this as `([^`]+)`", readme)
+    serve = re.search(r"errord serve .*--db (\S+) 2>(\S+) &", readme)
+    assert saved, "the README's example names the files it saves"
+    assert serve, "the README's example starts its daemon with its own --db and log"
+    database = serve[1]
+    made = [*saved, database, f"{database}.lock", str(Path(database).parent / "operator.token")]
+    for name in [*made, serve[2]]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).touch()
+    assert untracked(tmp_path, within="clients/typescript") == []

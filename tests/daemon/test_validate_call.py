@@ -11,7 +11,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from errord_client import AsyncErrordClient, field_violations, pb
+from errord_client import AsyncErrordClient, pb
+from errord_client.errors import field_violations
 
 from errord.config import Settings
 from tests.helpers import START_TIMEOUT, start_in_process

@@ -1,5 +1,6 @@
 """errord's packages import one way: each imports only the layers below it, no two packages
-import each other, and the engine (errord.decide) imports no gRPC, SQLite, YAML or asyncio."""
+import each other, and the engine (errord.decide) imports no gRPC, SQLite, YAML or asyncio.
+The client package's top level is small: what a first program needs."""
 
 from __future__ import annotations
 
@@ -117,3 +118,15 @@ def test_the_engine_imports_no_grpc_sql_yaml_or_asyncio() -> None:
         if target.split(".")[0] in ENGINE_NEVER_IMPORTS
     }
     assert engine == set()
+
+
+MAX_CLIENT_NAMES = 12
+"""What ``from errord_client import *`` may bring (stamina's top level has six)."""
+
+
+def test_the_clients_top_level_brings_at_most_twelve_names() -> None:
+    names: dict[str, object] = {}
+    exec("from errord_client import *", names)
+    names.pop("__builtins__")
+    assert len(names) <= MAX_CLIENT_NAMES, sorted(names)
+    assert {"Executor", "ToolResult", "ErrordClient", "AsyncErrordClient", "tool"} <= names.keys()

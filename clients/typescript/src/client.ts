@@ -75,51 +75,51 @@ async function* plainStream<O extends DescMessage>(
 /** ErrorHandlerService: report failures and outcomes, turns, admission, traces. */
 export class ErrordClient {
   /** The generated client, for generated messages in and out. */
-  readonly raw: Client<typeof pb.ErrorHandlerService>;
+  readonly stub: Client<typeof pb.ErrorHandlerService>;
 
   /** `options`: where errord is, its token, TLS; or `transport`, one to share. */
   constructor(options: ConnectionOptions & { transport?: Transport } = {}) {
-    this.raw = createClient(pb.ErrorHandlerService, transportOf(options));
+    this.stub = createClient(pb.ErrorHandlerService, transportOf(options));
   }
 
   /** BeginTurn: a turn with its deadline, retry budget and plan. */
   beginTurn(request: Request<typeof pb.BeginTurnRequestSchema>, options?: CallOptions): Response<typeof pb.BeginTurnResponseSchema> {
-    return callUnary(pb.BeginTurnRequestSchema, pb.BeginTurnResponseSchema, this.raw.beginTurn, request, options);
+    return callUnary(pb.BeginTurnRequestSchema, pb.BeginTurnResponseSchema, this.stub.beginTurn, request, options);
   }
 
   /** EndTurn: close a turn; its summary. */
   endTurn(request: Request<typeof pb.EndTurnRequestSchema>, options?: CallOptions): Response<typeof pb.EndTurnResponseSchema> {
-    return callUnary(pb.EndTurnRequestSchema, pb.EndTurnResponseSchema, this.raw.endTurn, request, options);
+    return callUnary(pb.EndTurnRequestSchema, pb.EndTurnResponseSchema, this.stub.endTurn, request, options);
   }
 
   /** ReportFailure: one failed attempt, and errord's decision on it. */
   reportFailure(request: Request<typeof pb.ReportFailureRequestSchema>, options?: CallOptions): Response<typeof pb.ReportFailureResponseSchema> {
-    return callUnary(pb.ReportFailureRequestSchema, pb.ReportFailureResponseSchema, this.raw.reportFailure, request, options);
+    return callUnary(pb.ReportFailureRequestSchema, pb.ReportFailureResponseSchema, this.stub.reportFailure, request, options);
   }
 
   /** ReportFailures: several failures at once, one result each, in order. */
   reportFailures(request: Request<typeof pb.ReportFailuresRequestSchema>, options?: CallOptions): Response<typeof pb.ReportFailuresResponseSchema> {
-    return callUnary(pb.ReportFailuresRequestSchema, pb.ReportFailuresResponseSchema, this.raw.reportFailures, request, options);
+    return callUnary(pb.ReportFailuresRequestSchema, pb.ReportFailuresResponseSchema, this.stub.reportFailures, request, options);
   }
 
   /** ReportOutcome: how an attempt ended (a success closes breakers, feeds statistics). */
   reportOutcome(request: Request<typeof pb.ReportOutcomeRequestSchema>, options?: CallOptions): Response<typeof pb.ReportOutcomeResponseSchema> {
-    return callUnary(pb.ReportOutcomeRequestSchema, pb.ReportOutcomeResponseSchema, this.raw.reportOutcome, request, options);
+    return callUnary(pb.ReportOutcomeRequestSchema, pb.ReportOutcomeResponseSchema, this.stub.reportOutcome, request, options);
   }
 
   /** ReconcileResults: exactly one result per tool call of a model turn, in call order. */
   reconcileResults(request: Request<typeof pb.ReconcileResultsRequestSchema>, options?: CallOptions): Response<typeof pb.ReconcileResultsResponseSchema> {
-    return callUnary(pb.ReconcileResultsRequestSchema, pb.ReconcileResultsResponseSchema, this.raw.reconcileResults, request, options);
+    return callUnary(pb.ReconcileResultsRequestSchema, pb.ReconcileResultsResponseSchema, this.stub.reconcileResults, request, options);
   }
 
   /** ValidateCall: a call's arguments checked against its tool's JSON Schema. */
   validateCall(request: Request<typeof pb.ValidateCallRequestSchema>, options?: CallOptions): Response<typeof pb.ValidateCallResponseSchema> {
-    return callUnary(pb.ValidateCallRequestSchema, pb.ValidateCallResponseSchema, this.raw.validateCall, request, options);
+    return callUnary(pb.ValidateCallRequestSchema, pb.ValidateCallResponseSchema, this.stub.validateCall, request, options);
   }
 
   /** GetTurnTrace: one page of a turn's events, oldest first. */
   getTurnTrace(request: Request<typeof pb.GetTurnTraceRequestSchema>, options?: CallOptions): Response<typeof pb.GetTurnTraceResponseSchema> {
-    return callUnary(pb.GetTurnTraceRequestSchema, pb.GetTurnTraceResponseSchema, this.raw.getTurnTrace, request, options);
+    return callUnary(pb.GetTurnTraceRequestSchema, pb.GetTurnTraceResponseSchema, this.stub.getTurnTrace, request, options);
   }
 
   /** Every event of a turn, oldest first (GetTurnTrace, all its pages). */
@@ -136,62 +136,62 @@ export class ErrordClient {
 
   /** WatchTrace: trace events as they are committed, for as long as the stream is read. */
   watchTrace(request: Request<typeof pb.WatchTraceRequestSchema> = {}, options: CallOptions = {}): AsyncGenerator<Plain<pb.WatchTraceResponse>> {
-    return plainStream(pb.WatchTraceResponseSchema, this.raw.watchTrace(toMessage(pb.WatchTraceRequestSchema, request), { signal: options.signal }));
+    return plainStream(pb.WatchTraceResponseSchema, this.stub.watchTrace(toMessage(pb.WatchTraceRequestSchema, request), { signal: options.signal }));
   }
 
   /** AdmitCall: whether a tool's breaker lets an attempt run (and errord's decision when not). */
   admitCall(request: Request<typeof pb.AdmitCallRequestSchema>, options?: CallOptions): Response<typeof pb.AdmitCallResponseSchema> {
-    return callUnary(pb.AdmitCallRequestSchema, pb.AdmitCallResponseSchema, this.raw.admitCall, request, options);
+    return callUnary(pb.AdmitCallRequestSchema, pb.AdmitCallResponseSchema, this.stub.admitCall, request, options);
   }
 
   /** WatchTools: every tool's timeout and breaker, then the changes, as they happen. */
   watchTools(options: CallOptions = {}): AsyncGenerator<Plain<pb.WatchToolsResponse>> {
-    return plainStream(pb.WatchToolsResponseSchema, this.raw.watchTools({}, { signal: options.signal }));
+    return plainStream(pb.WatchToolsResponseSchema, this.stub.watchTools({}, { signal: options.signal }));
   }
 }
 
 /** OperatorService: breakers, statistics, episodic memory, manifest reloads. */
 export class OperatorClient {
   /** The generated client, for generated messages in and out. */
-  readonly raw: Client<typeof pb.OperatorService>;
+  readonly stub: Client<typeof pb.OperatorService>;
 
   /** `options`: where errord is, its (operator) token, TLS; or `transport`, one to share. */
   constructor(options: ConnectionOptions & { transport?: Transport } = {}) {
-    this.raw = createClient(pb.OperatorService, transportOf(options));
+    this.stub = createClient(pb.OperatorService, transportOf(options));
   }
 
   /** ListBreakers: every tool's breaker. */
   listBreakers(options?: CallOptions): Response<typeof pb.ListBreakersResponseSchema> {
-    return callUnary(pb.ListBreakersRequestSchema, pb.ListBreakersResponseSchema, this.raw.listBreakers, {}, options);
+    return callUnary(pb.ListBreakersRequestSchema, pb.ListBreakersResponseSchema, this.stub.listBreakers, {}, options);
   }
 
   /** GetBreaker: one tool's breaker (effectivePhase: an open one past its cooldown reads HALF_OPEN). */
   getBreaker(request: Request<typeof pb.GetBreakerRequestSchema>, options?: CallOptions): Response<typeof pb.GetBreakerResponseSchema> {
-    return callUnary(pb.GetBreakerRequestSchema, pb.GetBreakerResponseSchema, this.raw.getBreaker, request, options);
+    return callUnary(pb.GetBreakerRequestSchema, pb.GetBreakerResponseSchema, this.stub.getBreaker, request, options);
   }
 
   /** ResetBreaker: close a tool's breaker. */
   resetBreaker(request: Request<typeof pb.ResetBreakerRequestSchema>, options?: CallOptions): Response<typeof pb.ResetBreakerResponseSchema> {
-    return callUnary(pb.ResetBreakerRequestSchema, pb.ResetBreakerResponseSchema, this.raw.resetBreaker, request, options);
+    return callUnary(pb.ResetBreakerRequestSchema, pb.ResetBreakerResponseSchema, this.stub.resetBreaker, request, options);
   }
 
   /** ForceOpenBreaker: open a tool's breaker, for `duration` seconds or until reset. */
   forceOpenBreaker(request: Request<typeof pb.ForceOpenBreakerRequestSchema>, options?: CallOptions): Response<typeof pb.ForceOpenBreakerResponseSchema> {
-    return callUnary(pb.ForceOpenBreakerRequestSchema, pb.ForceOpenBreakerResponseSchema, this.raw.forceOpenBreaker, request, options);
+    return callUnary(pb.ForceOpenBreakerRequestSchema, pb.ForceOpenBreakerResponseSchema, this.stub.forceOpenBreaker, request, options);
   }
 
   /** GetToolStats: one tool's statistics and alerts, or every tool's. */
   getToolStats(request: Request<typeof pb.GetToolStatsRequestSchema> = {}, options?: CallOptions): Response<typeof pb.GetToolStatsResponseSchema> {
-    return callUnary(pb.GetToolStatsRequestSchema, pb.GetToolStatsResponseSchema, this.raw.getToolStats, request, options);
+    return callUnary(pb.GetToolStatsRequestSchema, pb.GetToolStatsResponseSchema, this.stub.getToolStats, request, options);
   }
 
   /** RecallEpisodes: what episodic memory holds of a tool's errors. */
   recallEpisodes(request: Request<typeof pb.RecallEpisodesRequestSchema>, options?: CallOptions): Response<typeof pb.RecallEpisodesResponseSchema> {
-    return callUnary(pb.RecallEpisodesRequestSchema, pb.RecallEpisodesResponseSchema, this.raw.recallEpisodes, request, options);
+    return callUnary(pb.RecallEpisodesRequestSchema, pb.RecallEpisodesResponseSchema, this.stub.recallEpisodes, request, options);
   }
 
   /** ReloadManifests: read the manifests directory again. */
   reloadManifests(request: Request<typeof pb.ReloadManifestsRequestSchema> = {}, options?: CallOptions): Response<typeof pb.ReloadManifestsResponseSchema> {
-    return callUnary(pb.ReloadManifestsRequestSchema, pb.ReloadManifestsResponseSchema, this.raw.reloadManifests, request, options);
+    return callUnary(pb.ReloadManifestsRequestSchema, pb.ReloadManifestsResponseSchema, this.stub.reloadManifests, request, options);
   }
 }

@@ -30,7 +30,7 @@ export {
   ToolRegistry,
   acceptArguments,
   checkArguments,
-  defineTool,
+  tool,
   type Accepted,
   type Tool,
   type ToolContext,

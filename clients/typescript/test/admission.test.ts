@@ -38,7 +38,7 @@ test("20 executors on a half-open breaker run one probe and 19 alternatives", as
     await waitFor(() => executors.every((executor) => !executor.board.closed("quotes")), "every executor to see the breaker open");
     let done = 0;
     const runs = executors.map((executor, n) =>
-      executor.executeTool({ id: `c-${n}`, name: "quotes", arguments: {} }, { turnId: `turn-${n}` }).finally(() => {
+      executor.runOne({ id: `c-${n}`, name: "quotes", arguments: {} }, { turnId: `turn-${n}` }).finally(() => {
         done += 1;
       }),
     );

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { acceptArguments, defineTool, Executor, InvalidArguments, type PlainInit, type pb } from "../src/index.js";
+import { acceptArguments, tool, Executor, InvalidArguments, type PlainInit, type pb } from "../src/index.js";
 import { scratch, startErrord } from "./helpers.js";
 
 /** Seconds each executor gives errord to answer before its local policy would decide. */
@@ -19,10 +19,10 @@ const RESERVE: JsonObject = {
 };
 
 test("acceptArguments: a whole number is an integer, an argument the schema does not take is left out and named", () => {
-  const reserve = defineTool("reserve", () => "ok", { parameters: RESERVE });
+  const reserve = tool("reserve", () => "ok", { parameters: RESERVE });
   const given = JSON.parse('{"breakfast": true, "city": "Oslo", "nights": 2.0}') as JsonObject;
   assert.deepEqual(acceptArguments(reserve, given), { args: { city: "Oslo", nights: 2 }, ignored: ["breakfast"] });
-  const open = defineTool("open", () => "ok", { parameters: { type: "object", properties: { q: { type: "string" } } } });
+  const open = tool("open", () => "ok", { parameters: { type: "object", properties: { q: { type: "string" } } } });
   assert.deepEqual(acceptArguments(open, { q: "x", page: 2 }), { args: { q: "x", page: 2 }, ignored: [] });
   assert.throws(() => acceptArguments(reserve, { city: "Oslo", nights: 2.5 }), InvalidArguments);
   assert.throws(() => acceptArguments(reserve, { nights: 1, town: "Oslo" }), /missing required parameter 'city'/);
@@ -31,14 +31,14 @@ test("acceptArguments: a whole number is an integer, an argument the schema does
 test("2.0 for an integer and an unknown extra argument both run the tool; ignoredArguments names the extra", async () => {
   const daemon = await startErrord(scratch(), "tools: []\n");
   const received: JsonObject[] = [];
-  const reserve = defineTool("reserve", (args) => {
+  const reserve = tool("reserve", (args) => {
     received.push(args);
     return `${String(args["nights"])} nights in ${String(args["city"])}`;
   }, { parameters: RESERVE });
   const executor = new Executor({ tools: [reserve], target: daemon.address, decisionTimeout: DECISIONS });
   try {
     const call = { id: "r1", name: "reserve", arguments: '{"city": "Oslo", "nights": 2.0, "breakfast": true}' };
-    const result = await executor.executeTool(call);
+    const result = await executor.runOne(call);
     assert.deepEqual([result.status, result.output, result.attempts], ["succeeded", "2 nights in Oslo", 1]);
     assert.deepEqual(received, [{ city: "Oslo", nights: 2 }]);
     assert.deepEqual(result.ignoredArguments, ["breakfast"]);
@@ -52,14 +52,14 @@ test("each failure report declares the tool's schema and timeout; a tool without
   const daemon = await startErrord(scratch(), "tools: []\n");
   const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
   let failNext = false;
-  const book = defineTool("book", () => {
+  const book = tool("book", () => {
     if (failNext) {
       failNext = false;
       throw reset;
     }
     return "booked";
   }, { parameters: RESERVE });
-  const ping = defineTool("ping", () => {
+  const ping = tool("ping", () => {
     throw reset;
   });
   const executor = new Executor({ tools: [book, ping], target: daemon.address, decisionTimeout: DECISIONS });
@@ -70,10 +70,10 @@ test("each failure report declares the tool's schema and timeout; a tool without
     return decide(request);
   };
   try {
-    const fine = await executor.executeTool({ id: "b0", name: "book", arguments: { city: "Oslo", nights: 1 } });
+    const fine = await executor.runOne({ id: "b0", name: "book", arguments: { city: "Oslo", nights: 1 } });
     assert.deepEqual([fine.status, sent.length], ["succeeded", 0]);
     failNext = true;
-    const [recovered, failed] = await executor.executeToolBatch([
+    const [recovered, failed] = await executor.run([
       { id: "b1", name: "book", arguments: { city: "Oslo", nights: 1 } },
       { id: "p1", name: "ping", arguments: {} },
     ]);

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  defineTool,
+  tool,
   ErrordClient,
   Executor,
   hang,
@@ -42,10 +42,9 @@ test("a tool that times out twice then succeeds is retried after errord's delays
   const executor = new Executor({ tools: [flaky], target: daemon.address, decisionTimeout: DECISIONS });
   const errord = new ErrordClient({ target: daemon.address, token: daemon.token });
   try {
-    const result = await executor.executeTool({ id: "c1", name: "flaky", arguments: {} }, { turnId: "turn-flaky" });
+    const result = await executor.runOne({ id: "c1", name: "flaky", arguments: {} }, { turnId: "turn-flaky" });
     assert.deepEqual([result.status, result.output, result.attempts], ["succeeded", { ok: 2 }, 3]);
     assert.equal(result.decidedBy, "errord");
-    assert.equal(result.decidedLocally, false);
     const events = await waitFor(async () => {
       const found = await errord.turnTrace("turn-flaky", { timeout: 10 });
       return found.some((e) => e.event.case === "outcome") ? found : undefined;
@@ -74,7 +73,7 @@ test("a permanent failure runs the manifest's alternative once, fallbackUsed set
   const backup = mockTool("accounts_backup", { answer: { from: "backup" } });
   const executor = new Executor({ tools: [accounts, backup], target: daemon.address, decisionTimeout: DECISIONS });
   try {
-    const result = await executor.executeTool({ id: "c1", name: "accounts", arguments: {} });
+    const result = await executor.runOne({ id: "c1", name: "accounts", arguments: {} });
     assert.deepEqual(
       [result.status, result.output, result.fallbackUsed, result.toolUsed],
       ["succeeded", { from: "backup" }, true, "accounts_backup"],
@@ -105,7 +104,7 @@ test("a batch with dependencies: a permanent failure's dependents get their defa
   const chart = mockTool("chart", { answer: { points: [1, 2] } });
   const tips = mockTool("tips", { answer: { tips: ["save"] } });
   const advice = mockTool("advice", { answer: { advice: "hold" } });
-  const weather = defineTool("weather", (args) => ({ sky: "clear", city: args["city"] }));
+  const weather = tool("weather", (args) => ({ sky: "clear", city: args["city"] }));
   const calls = [
     { id: "c-balance", name: "balance", arguments: {}, dependsOn: ["c-accounts"], default: { balance: 0 } },
     { id: "c-accounts", name: "accounts", arguments: { user: "ada" } },
@@ -121,7 +120,7 @@ test("a batch with dependencies: a permanent failure's dependents get their defa
   });
   const errord = new ErrordClient({ target: daemon.address, token: daemon.token });
   try {
-    const results = await executor.executeToolBatch(calls, { turnId: "turn-plan" });
+    const results = await executor.run(calls, { turnId: "turn-plan" });
     assert.deepEqual(results.map((r) => r.callId), calls.map((c) => c.id));
     const byId = Object.fromEntries(results.map((r) => [r.callId, r]));
     const events = await errord.turnTrace("turn-plan", { timeout: 10 });

@@ -59,9 +59,18 @@ export function freePort(): Promise<number> {
 /** errord serving on 127.0.0.1:`port` (0: any), its database and `yaml`'s manifests in `dir`. */
 export function startErrord(dir: string, yaml: string, port = 0): Promise<Daemon> {
   const manifests = writeManifests(dir, yaml);
+  return serveErrord(["--listen", `127.0.0.1:${port}`, "--db", join(dir, "errord.db"), "--manifests", manifests], dir);
+}
+
+/** `errord serve ARGS` run in `cwd` (relative paths are its), once it serves; its operator
+ * token is the one beside its `--db`. */
+export function serveErrord(serveArgs: readonly string[], cwd: string): Promise<Daemon> {
+  const db = serveArgs[serveArgs.indexOf("--db") + 1];
+  if (!serveArgs.includes("--db") || db === undefined) throw new Error(`errord serve needs --db here: ${serveArgs.join(" ")}`);
+  const tokenFile = join(resolve(cwd, dirname(db)), "operator.token");
   const env = { ...process.env, PYTHONPATH: [REPO, join(REPO, "clients/python/src")].join(":") };
-  const args = ["-m", "errord", "serve", "--listen", `127.0.0.1:${port}`, "--db", join(dir, "errord.db"), "--manifests", manifests];
-  const child = spawn(PYTHON, args, { env, stdio: ["ignore", "ignore", "pipe"] });
+  const args = ["-m", "errord", "serve", ...serveArgs];
+  const child = spawn(PYTHON, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
   let text = "";
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   return new Promise((done, fail) => {
@@ -74,7 +83,7 @@ export function startErrord(dir: string, yaml: string, port = 0): Promise<Daemon
         clearTimeout(timer);
         done({
           address: match[1],
-          token: readFileSync(join(dir, "operator.token"), "utf8").trim(),
+          token: readFileSync(tokenFile, "utf8").trim(),
           process: child,
           stderr: () => text,
           async stop(signal: NodeJS.Signals = "SIGKILL") {

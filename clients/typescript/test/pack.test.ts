@@ -17,7 +17,7 @@ const npm = (args: string[], cwd: string): string =>
 const WITHOUT_OPENTELEMETRY = `
 const { Executor, mockTool } = await import('@errord/client');
 const executor = new Executor({ tools: [mockTool('t', { answer: 1 })], target: '127.0.0.1:1', decisionTimeout: 0.05, logger: { warn() {} } });
-const result = await executor.executeTool({ id: 'c1', name: 't', arguments: {} });
+const result = await executor.runOne({ id: 'c1', name: 't', arguments: {} });
 await executor.close(0.1);
 console.log(result.status);
 `;

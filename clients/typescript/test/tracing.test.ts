@@ -115,7 +115,7 @@ test("inside an active span, a failure then success against errord as a process 
   const executor = new Executor({ tools: [flaky], target: daemon.address, decisionTimeout: 10 });
   try {
     const { ctx } = inSpan();
-    const result = await context.with(ctx, () => executor.executeTool({ id: "c1", name: "flaky", arguments: {} }, { turnId: "turn-traced" }));
+    const result = await context.with(ctx, () => executor.runOne({ id: "c1", name: "flaky", arguments: {} }, { turnId: "turn-traced" }));
     assert.deepEqual([result.status, result.output, result.attempts, result.decidedBy], ["succeeded", { ok: true }, 2, "errord"]);
   } finally {
     await executor.close();

@@ -34,7 +34,7 @@ async def run(tools: list[Any], calls: list[Any], **options: Any) -> list[Any]:
     try:
         return await executor.run(calls)
     finally:
-        await executor.aclose(patience=0.1)
+        await executor.close(patience=0.1)
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ async def test_a_sync_tool_runs_in_a_worker_thread_and_is_abandoned_past_its_tim
         [result] = await executor.run([call("c1", "stuck")])
     finally:
         release.set()
-        await executor.aclose(patience=0.1)
+        await executor.close(patience=0.1)
     assert result.status is ResultStatus.TIMED_OUT
     assert result.error is not None
     assert result.error.code == "TIMEOUT"
@@ -154,7 +154,7 @@ async def test_a_coroutine_past_its_timeout_is_cancelled() -> None:
     try:
         [result] = await executor.run([call("c1", "hangs")])
     finally:
-        await executor.aclose(patience=0.1)
+        await executor.close(patience=0.1)
     assert cancelled.is_set()
     assert result.error is not None
     assert "did not answer within 0.05 s" in result.error.message
@@ -244,8 +244,8 @@ async def test_an_executor_runs_again_after_it_was_closed() -> None:
     executor = Executor([function_tool(plain)], target=nothing_listening(), decision_timeout=0.05)
     try:
         first = await executor.run([call("c1", "plain")])
-        await executor.aclose(patience=0.1)
+        await executor.close(patience=0.1)
         second = await executor.run([call("c2", "plain")])
     finally:
-        await executor.aclose(patience=0.1)
+        await executor.close(patience=0.1)
     assert [r.output for r in first + second] == ["ran in a thread"] * 2

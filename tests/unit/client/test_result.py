@@ -57,7 +57,6 @@ DEFAULTED = ToolResult(
     output=[],
     error=TIMEOUT,
     attempts=2,
-    fallback_used=True,
     decided_by=DecidedBy.ERRORD,
     decision_ids=("d4",),
 )
@@ -205,20 +204,26 @@ def test_to_anthropic_is_a_tool_result_block_flagged_is_error_for_errors_only() 
 
 def test_to_dict_of_a_success() -> None:
     assert SUCCESS.to_dict() == {
-        "success": True,
-        "tool_name": "weather",
-        "tool_used": "weather",
         "call_id": "call_1",
+        "tool": "weather",
         "status": "succeeded",
         "output": {"city": "Oslo", "temp_c": -3},
         "error": None,
         "execution_time_ms": 12.5,
         "attempts": 1,
         "fallback_used": False,
+        "tool_used": "weather",
         "decided_by": "nobody",
         "decision_ids": [],
+        "model_text": "",
         "ignored_arguments": [],
     }
+
+
+def test_to_dict_holds_every_field_by_its_name() -> None:
+    assert list(ERROR.to_dict()) == [field.name for field in dataclasses.fields(ToolResult)]
+    assert ERROR.error is not None
+    assert list(ERROR.error.to_dict()) == [field.name for field in dataclasses.fields(ResultError)]
 
 
 def test_ignored_arguments_are_in_the_record_but_not_in_what_the_model_reads() -> None:
@@ -231,27 +236,34 @@ def test_ignored_arguments_are_in_the_record_but_not_in_what_the_model_reads() -
 
 def test_to_dict_of_an_error_has_the_error_fields() -> None:
     record = ERROR.to_dict()
-    assert (record["success"], record["status"], record["output"]) == (False, "failed", None)
+    assert (record["status"], record["output"]) == ("failed", None)
     assert record["error"] == {
         "code": "TIMEOUT",
         "error_class": "transient",
         "message": "read timed out after 30s",
         "user_message": "The weather service is slow to answer right now.",
         "retryable": True,
+        "fault": "",
+        "parameter": "",
     }
     assert (record["decided_by"], record["decision_ids"]) == ("errord", ["d1", "d2", "d3"])
 
 
-def test_to_dict_of_a_defaulted_result_is_a_success_with_fallback_used() -> None:
+def test_to_dict_of_a_defaulted_result_has_its_default_and_the_error_it_stands_in_for() -> None:
     record = DEFAULTED.to_dict()
-    assert (record["success"], record["status"], record["output"]) == (True, "defaulted", [])
-    assert (record["fallback_used"], record["error"]["code"]) == (True, "TIMEOUT")
+    assert (record["status"], record["output"]) == ("defaulted", [])
+    assert (record["fallback_used"], record["error"]["code"]) == (False, "TIMEOUT")
 
 
 def test_to_dict_of_a_skipped_result() -> None:
     record = SKIPPED.to_dict()
-    assert (record["success"], record["status"], record["error"]) == (False, "skipped", None)
+    assert (record["status"], record["error"]) == ("skipped", None)
     assert record["decided_by"] == "local"
+
+
+def test_a_result_without_a_tool_used_is_the_called_tools() -> None:
+    assert SKIPPED.tool_used == "book_hotel"
+    assert SKIPPED.to_dict()["tool_used"] == "book_hotel"
 
 
 def test_to_dict_names_the_alternative_whose_result_it_is() -> None:
@@ -263,7 +275,7 @@ def test_to_dict_names_the_alternative_whose_result_it_is() -> None:
         fallback_used=True,
         tool_used="flights_b",
     )
-    assert (result.to_dict()["tool_name"], result.to_dict()["tool_used"]) == (
+    assert (result.to_dict()["tool"], result.to_dict()["tool_used"]) == (
         "flights_a",
         "flights_b",
     )

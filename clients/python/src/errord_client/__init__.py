@@ -18,64 +18,37 @@ with ErrordClient() as errord:
         turn_id="t1", call_id="c1", tool="search", attempt=1,
         code=pb.ERROR_CODE_TIMEOUT, message="read timed out",
     ).decision
+
+The rest is in submodules: ``errord_client.executor`` (the local policy, tool calls and
+failures), ``errord_client.tools`` (tools of every kind and their registry),
+``errord_client.adapters`` (LangGraph, the OpenAI Agents SDK, MCP),
+``errord_client.requests`` (requests built from plain values), ``errord_client.errors``
+(what a failed call says), ``errord_client.results`` (ReconcileResults' answer for model
+APIs) and ``errord_client.operator_token``.
 """
 
-from errord_client.client import (
-    DEFAULT_TARGET,
-    AsyncErrordClient,
-    ErrordClient,
-    failure_request,
-    field_violations,
-    planned_call,
-)
+from errord_client.client import DEFAULT_TARGET, AsyncErrordClient, ErrordClient
 from errord_client.executor import (
-    NO_DEFAULT,
     DecidedBy,
     Executor,
-    LocalPolicy,
     ResultError,
     ResultStatus,
     ToolCall,
-    ToolFailure,
     ToolResult,
-    failure_from_exception,
-    tool_call,
 )
-from errord_client.tools import (
-    Tool,
-    ToolRegistry,
-    builtin_tool,
-    function_tool,
-    internal_tool,
-    mock_tool,
-    tool,
-)
+from errord_client.tools import tool
 from errord_client.v1 import errord_pb2 as pb
 
 __all__ = [
     "DEFAULT_TARGET",
-    "NO_DEFAULT",
     "AsyncErrordClient",
     "DecidedBy",
     "ErrordClient",
     "Executor",
-    "LocalPolicy",
     "ResultError",
     "ResultStatus",
-    "Tool",
     "ToolCall",
-    "ToolFailure",
-    "ToolRegistry",
     "ToolResult",
-    "builtin_tool",
-    "failure_from_exception",
-    "failure_request",
-    "field_violations",
-    "function_tool",
-    "internal_tool",
-    "mock_tool",
     "pb",
-    "planned_call",
     "tool",
-    "tool_call",
 ]

@@ -14,6 +14,15 @@ import { ErrordError } from "../errors.js";
 import type { Plain } from "../plain.js";
 import { Code } from "@connectrpc/connect";
 
+/** Between a tool's name and its scope in a key, as errord joins them. */
+const SCOPE_SEPARATOR = "\x1f";
+
+/** The key of `tool`'s breaker in `scope`: its name alone without one (errord keeps a
+ * breaker per tool and scope). */
+export function boardKey(tool: string, scope = ""): string {
+  return scope ? `${tool}${SCOPE_SEPARATOR}${scope}` : tool;
+}
+
 interface ToolView {
   readonly timeout: number;
   /** True while the breaker's recorded phase is CLOSED: attempts run without asking. */
@@ -29,14 +38,16 @@ export class ToolBoard {
   /** `defaultTimeout`: seconds an attempt of a tool errord did not mention may run. */
   constructor(public defaultTimeout = 30) {}
 
-  /** Seconds an attempt of `tool` may run. */
-  timeout(tool: string): number {
-    return this.tools.get(tool)?.timeout ?? this.defaultTimeout;
+  /** Seconds an attempt of the tool of `key` (boardKey) may run: its manifest's, sent
+   * for the tool and each of its scopes. */
+  timeout(key: string): number {
+    const view = this.tools.get(key) ?? this.tools.get(key.split(SCOPE_SEPARATOR, 1)[0] ?? key);
+    return view?.timeout ?? this.defaultTimeout;
   }
 
-  /** True when attempts of `tool` may run without asking errord first. */
-  closed(tool: string): boolean {
-    return this.tools.get(tool)?.closed ?? true;
+  /** True when attempts of the tool in the scope of `key` may run without asking errord first. */
+  closed(key: string): boolean {
+    return this.tools.get(key)?.closed ?? true;
   }
 
   /** True once a snapshot arrived, while its stream lasts. */
@@ -55,7 +66,7 @@ export class ToolBoard {
     if (response.snapshot) this.tools = new Map();
     for (const policy of response.tools) {
       const phase = policy.breaker?.phase ?? BreakerPhase.UNSPECIFIED;
-      this.tools.set(policy.tool, {
+      this.tools.set(boardKey(policy.tool, policy.scope), {
         timeout: policy.timeout ?? this.defaultTimeout,
         closed: phase === BreakerPhase.CLOSED || phase === BreakerPhase.UNSPECIFIED,
       });

@@ -2,7 +2,7 @@
  * The executor: runs a model's tool calls and follows errord's decisions on their failures.
  *
  *     const executor = new Executor({ tools: [flightSearch, hotelSearch] });
- *     const results = await executor.executeToolBatch(toolCalls); // one result per call, in order
+ *     const results = await executor.run(toolCalls); // one result per call, in order
  *     const messages = results.map(toOpenAI);
  *
  * For each call: admission (the breaker, as errord last said, in memory; AdmitCall only
@@ -12,7 +12,7 @@
  * model, escalate, fail) until the call has its result. A decision's consequences apply
  * to the calls of the batch that wait on the failed one. Successes are reported in the
  * background. When errord does not answer in time the local policy decides, and the
- * result says so (`decidedLocally`).
+ * result says so (`decidedBy` is "local").
  */
 import { randomUUID } from "node:crypto";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
@@ -20,14 +20,14 @@ import { ErrordClient } from "../client.js";
 import { Outcome } from "../gen/errord/v1/errord_pb.js";
 import type { ConnectionOptions } from "../transport.js";
 import { acceptArguments, InvalidArguments, ToolNotFound, ToolRegistry, type Tool, type ToolFunction } from "../tools/registry.js";
-import { sleep, ToolBoard } from "./board.js";
+import { boardKey, sleep, ToolBoard } from "./board.js";
 import { toolCall, type RawToolCall, type ToolCall } from "./calls.js";
 import { declarationOf } from "./declarations.js";
 import { failure, failureFromError, toToolError, type ToolFailure } from "./failures.js";
 import { ErrordLink, type Logger } from "./link.js";
 import { LocalPolicy } from "./localPolicy.js";
 import { planOf, type Plan } from "./plan.js";
-import type { DecidedBy, ResultStatus, ToolResult } from "./result.js";
+import type { DecidedBy, ResultError, ResultStatus, ToolResult } from "./result.js";
 import { fromDecision, type Action, type Consequence, type Verdict } from "./verdict.js";
 
 /** The result of a call whose last verdict is not to try again. */
@@ -108,16 +108,16 @@ export class Executor {
     await this.watch;
   }
 
-  /** Run one call as a turn of its own (seed 000's executeTool). */
-  async executeTool(call: RawToolCall, options: RunOptions = {}): Promise<ToolResult> {
-    const [result] = await this.executeToolBatch([call], options);
+  /** Run one call as a turn of its own. */
+  async runOne(call: RawToolCall, options: RunOptions = {}): Promise<ToolResult> {
+    const [result] = await this.run([call], options);
     return result as ToolResult;
   }
 
   /** Run `calls` as one turn: independent calls at once, a call after those it
    * `dependsOn`. One result per call, in order; never rejects for a tool's failure or
    * errord's. */
-  async executeToolBatch(calls: readonly RawToolCall[], options: RunOptions = {}): Promise<ToolResult[]> {
+  async run(calls: readonly RawToolCall[], options: RunOptions = {}): Promise<ToolResult[]> {
     await this.start();
     const turnId = options.turnId ?? `turn-${randomUUID()}`;
     const batch = new Batch(turnId, planOf(calls.map(toolCall)));
@@ -126,14 +126,14 @@ export class Executor {
       batch.plan.calls.map((call, position) =>
         batch.plan.repeated.has(position)
           ? ended(call, "failed", `an earlier call of the batch has the id ${call.callId}`)
-          : this.run(call, batch),
+          : this.runCall(call, batch),
       ),
     );
     if (results.length > 0) this.link.endTurn(turnId);
     return results;
   }
 
-  private async run(call: ToolCall, batch: Batch): Promise<ToolResult> {
+  private async runCall(call: ToolCall, batch: Batch): Promise<ToolResult> {
     const started = performance.now();
     let result: ToolResult;
     try {
@@ -142,10 +142,10 @@ export class Executor {
       // A bug here must not cost the other calls their results.
       result = {
         ...ended(call, "failed", `the call could not be run: ${String(error)}`),
-        error: { code: "UNKNOWN", errorClass: "", message: String(error), userMessage: "Something went wrong.", retryable: false },
+        error: { ...NO_ERROR, code: "UNKNOWN", message: String(error), userMessage: "Something went wrong." },
       };
     }
-    result = { ...result, executionTime: performance.now() - started };
+    result = { ...result, executionTimeMs: performance.now() - started };
     batch.finish(call.callId, result);
     return result;
   }
@@ -266,11 +266,12 @@ class CallRun {
   > {
     const found = this.toolToRun();
     if (!("tool" in found)) return { kind: "failed", failure: found, elapsed: 0 };
-    if (!this.admitted && !this.executor.board.closed(this.tool)) {
-      const refusal = await this.admit();
+    const key = boardKey(this.tool, found.tool.scope);
+    if (!this.admitted && !this.executor.board.closed(key)) {
+      const refusal = await this.admit(found.tool.scope);
       if (refusal !== undefined) return { kind: "refused", verdict: refusal };
     }
-    const timeout = this.timeout ?? this.executor.board.timeout(this.tool);
+    const timeout = this.timeout ?? this.executor.board.timeout(key);
     this.attempts += 1;
     const started = performance.now();
     const elapsed = (): number => (performance.now() - started) / 1000;
@@ -317,13 +318,14 @@ class CallRun {
 
   /** AdmitCall: undefined when the attempt may run (or errord did not answer: it runs
    * then), else the verdict that refused it. */
-  private async admit(): Promise<Verdict | undefined> {
+  private async admit(scope = ""): Promise<Verdict | undefined> {
     const response = await this.executor.link.admit({
       turnId: this.batch.turnId,
       callId: this.call.callId,
       tool: this.tool,
       attempt: this.attempt,
       arguments: this.call.arguments,
+      scope,
     });
     if (response === undefined || response.admitted || response.decision === undefined) return undefined;
     return fromDecision(response.decision);
@@ -338,7 +340,10 @@ class CallRun {
       error: toToolError(found),
       arguments: this.call.arguments,
       elapsed,
-      toolDeclaration: this.running && declarationOf(this.running, this.timeout ?? this.executor.board.timeout(this.tool)),
+      toolDeclaration:
+        this.running &&
+        declarationOf(this.running, this.timeout ?? this.executor.board.timeout(boardKey(this.tool, this.running.scope))),
+      scope: this.running?.scope ?? "",
     });
     return verdict ?? this.executor.localPolicy.decide(this.tool, found, this.attempt, this.delays.get(this.tool) ?? 0);
   }
@@ -351,12 +356,12 @@ class CallRun {
       attempt: this.attempt,
       outcome: Outcome.SUCCESS,
       decisionId: this.lastDecision,
+      scope: this.running?.scope ?? "",
     });
     return {
       ...this.base("succeeded"),
       output,
       decidedBy: this.decidedBy,
-      decidedLocally: this.decidedBy === "local",
     };
   }
 
@@ -376,9 +381,10 @@ class CallRun {
         message: failed?.message ?? verdict.reason,
         userMessage: verdict.userMessage,
         retryable: verdict.errorClass === "transient",
+        fault: verdict.fault,
+        parameter: verdict.parameter,
       },
       decidedBy: verdict.decidedBy,
-      decidedLocally: verdict.decidedBy === "local",
       modelText: verdict.llmMessage,
     };
   }
@@ -390,18 +396,20 @@ class CallRun {
       status,
       output: null,
       error: null,
-      executionTime: 0,
+      executionTimeMs: 0,
       attempts: this.attempts,
       fallbackUsed: this.fallbackUsed,
       toolUsed: this.tool,
       decidedBy: "nobody",
-      decidedLocally: false,
       decisionIds: [...this.decisionIds],
       modelText: "",
       ignoredArguments: this.ignored,
     };
   }
 }
+
+/** The error of a call that did not run: nobody classified anything. */
+const NO_ERROR: ResultError = { code: "", errorClass: "", message: "", userMessage: "", retryable: false, fault: "", parameter: "" };
 
 /** The attempt ran past its timeout: it was abandoned. */
 class AttemptTimedOut extends Error {
@@ -434,13 +442,12 @@ function ended(call: ToolCall, status: ResultStatus, reason: string): ToolResult
     tool: call.name,
     status,
     output: null,
-    error: status === "defaulted" ? null : { code: "", errorClass: "", message: reason, userMessage: "This step was skipped.", retryable: false },
-    executionTime: 0,
+    error: status === "defaulted" ? null : { ...NO_ERROR, message: reason, userMessage: "This step was skipped." },
+    executionTimeMs: 0,
     attempts: 0,
     fallbackUsed: false,
     toolUsed: call.name,
     decidedBy: "local",
-    decidedLocally: true,
     decisionIds: [],
     modelText: `Not run: ${reason}.`,
     ignoredArguments: [],
@@ -454,8 +461,7 @@ function fromConsequence(call: ToolCall, consequence: Consequence, blocker: stri
   return {
     ...ended(call, status, reason),
     output,
-    error: status === "defaulted" ? null : { code: "", errorClass: "", message: reason, userMessage: "This step could not be done.", retryable: false },
+    error: status === "defaulted" ? null : { ...NO_ERROR, message: reason, userMessage: "This step could not be done." },
     decidedBy: "errord",
-    decidedLocally: false,
   };
 }

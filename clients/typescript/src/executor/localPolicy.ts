@@ -1,7 +1,7 @@
 /**
  * The local policy: what the executor decides on its own while errord does not answer.
  *
- * Seed 004's defaults, without what only errord knows (manifests, breakers, memory, the
+ * errord's default policy, without what only errord knows (manifests, breakers, memory, the
  * turn's plan): a transient failure is retried after 100, 200, 400 and 800 ms, at most
  * 5 attempts and 2 s of delays per call, never sooner than a Retry-After asks; a
  * permanent one, or a transient one out of retries, is escalated to the user. A call the
@@ -19,7 +19,7 @@ const CODES_BY_NAME: Record<string, string> = {
   SyntaxError: "INVALID_INPUT",
 };
 
-/** Seed 004's retry policy, applied by the executor itself. */
+/** errord's default retry policy, applied by the executor itself. */
 export class LocalPolicy {
   constructor(
     readonly initialDelay = 0.1,
@@ -36,11 +36,12 @@ export class LocalPolicy {
     const code = localCode(failure);
     const transient = TRANSIENT_CODES.has(code);
     const said = failure.message || failure.exceptionType || code;
-    const local = { decidedBy: "local" as const, delay: 0, alternative: "", decisionId: "", consequences: [] };
+    const local = { decidedBy: "local" as const, delay: 0, alternative: "", decisionId: "", consequences: [], fault: "", parameter: "" };
     if (MODEL_CODES.has(code)) {
       return {
         ...local,
         action: "RETURN_TO_MODEL",
+        fault: "ARGUMENTS",
         code,
         errorClass: "permanent",
         llmMessage: `Error: the call to ${tool} is invalid: ${said}. Correct the call and try again.`,

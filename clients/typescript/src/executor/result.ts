@@ -2,9 +2,10 @@
  * The one result of one tool call, and the shapes model APIs take it back in.
  *
  * The executor returns a `ToolResult` for every call, never throws for one: what became
- * of it (`status`), who decided (`decidedBy`, `decidedLocally`), the tool's output or the
- * error (a technical `message` for logs, a `userMessage` for people), how long it took
- * (`executionTime`, ms) and how many attempts ran.
+ * of it (`status`), who decided (`decidedBy`), the tool's output or the error (a
+ * technical `message` for logs, a `userMessage` for people), how long it took
+ * (`executionTimeMs`) and how many attempts ran. Its fields are the Python client's
+ * ToolResult's, in camelCase.
  *
  * `resultContent` is what the model reads; `toOpenAI`, `toOpenAIResponses` and
  * `toAnthropic` put it in the message each API takes.
@@ -33,7 +34,7 @@ export type ResultStatus =
 /** Who decided how the call ended: nobody (it succeeded at once), errord, or the local policy. */
 export type DecidedBy = "nobody" | "errord" | "local";
 
-/** Why a call has no output of its own, in seed 000's error shape. */
+/** Why a call has no output of its own. */
 export interface ResultError {
   /** An ErrorCode name without its prefix ("TIMEOUT", "RATE_LIMITED"), or "" if unknown. */
   readonly code: string;
@@ -45,6 +46,11 @@ export interface ResultError {
   readonly userMessage: string;
   /** Whether calling again later may succeed. */
   readonly retryable: boolean;
+  /** Who can act on the failure: "ARGUMENTS" (the model), "TOOL" (its own code), "BACKEND"
+   * (time), "PERSON" (someone must), or "" when nobody said. */
+  readonly fault: string;
+  /** The call's parameter the failure is about, when known. */
+  readonly parameter: string;
 }
 
 /** The one result of one tool call. */
@@ -58,16 +64,14 @@ export interface ToolResult {
   readonly output: unknown;
   readonly error: ResultError | null;
   /** Wall time of the call in ms, every attempt and wait between them included. */
-  readonly executionTime: number;
+  readonly executionTimeMs: number;
   /** Attempts run, of the tool called and of its alternatives. */
   readonly attempts: number;
-  /** True when the output is an alternative's. */
+  /** True when an alternative tool ran in place of the one called. */
   readonly fallbackUsed: boolean;
-  /** The tool whose result this is (the alternative's name when one ran). */
+  /** The tool whose result this is: `tool`, or the alternative's name when one ran. */
   readonly toolUsed: string;
   readonly decidedBy: DecidedBy;
-  /** True when the local policy decided, errord not answering. */
-  readonly decidedLocally: boolean;
   /** errord's decisions on the call, in order. */
   readonly decisionIds: readonly string[];
   /** What to tell the model of an error (errord's llm_message), when there is one. */

@@ -6,7 +6,7 @@
  * plain); nothing else in the executor reads the wire's decision.
  */
 import type { JsonValue } from "@bufbuild/protobuf";
-import { ErrorClass, ErrorCode, RecoveryAction, type RecoveryDecision } from "../gen/errord/v1/errord_pb.js";
+import { ErrorClass, ErrorCode, Fault, RecoveryAction, type RecoveryDecision } from "../gen/errord/v1/errord_pb.js";
 import type { Plain } from "../plain.js";
 import type { DecidedBy } from "./result.js";
 
@@ -48,6 +48,10 @@ export interface Verdict {
   readonly code: string;
   /** "transient", "permanent" or "". */
   readonly errorClass: string;
+  /** Who can act on the failure (a Fault name without its prefix), or "". */
+  readonly fault: string;
+  /** The call's parameter the failure is about, or "". */
+  readonly parameter: string;
   readonly decisionId: string;
   readonly consequences: readonly Consequence[];
 }
@@ -61,6 +65,7 @@ export function fromDecision(decision: Plain<RecoveryDecision>): Verdict {
   const classification = decision.classification;
   const code = classification?.code ?? ErrorCode.UNSPECIFIED;
   const errorClass = classification?.errorClass ?? ErrorClass.UNSPECIFIED;
+  const fault = classification?.fault ?? Fault.UNSPECIFIED;
   return {
     action: actionOf(decision.action, "ESCALATE"),
     decidedBy: "errord",
@@ -73,6 +78,8 @@ export function fromDecision(decision: Plain<RecoveryDecision>): Verdict {
     reason: decision.reason,
     code: code === ErrorCode.UNSPECIFIED ? "" : ErrorCode[code],
     errorClass: errorClass === ErrorClass.UNSPECIFIED ? "" : ErrorClass[errorClass].toLowerCase(),
+    fault: fault === Fault.UNSPECIFIED ? "" : Fault[fault],
+    parameter: classification?.parameter ?? "",
     decisionId: decision.decisionId,
     consequences: decision.consequences.map((consequence) => ({
       callId: consequence.callId,

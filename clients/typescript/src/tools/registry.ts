@@ -29,6 +29,10 @@ export interface Tool {
   readonly description?: string;
   /** The JSON Schema of its arguments (an object schema). */
   readonly parameters?: JsonObject;
+  /** The backend its attempts reach, when errord should keep its circuit breaker,
+   * statistics, rate-limit window and memory apart from the same tool's elsewhere (a host,
+   * a region, a tenant, the name of a credential, never the secret); none: the tool alone. */
+  readonly scope?: string;
   run(args: JsonObject, context: ToolContext): unknown;
 }
 
@@ -46,10 +50,10 @@ export class InvalidArguments extends Error {
 }
 
 /** `run` as a tool named `name`. */
-export function defineTool(
+export function tool(
   name: string,
   run: ToolFunction,
-  options: { description?: string; parameters?: JsonObject } = {},
+  options: { description?: string; parameters?: JsonObject; scope?: string } = {},
 ): Tool {
   if (!name) throw new TypeError("a tool's name should not be empty");
   return { name, run, ...options };
@@ -64,8 +68,8 @@ export class ToolRegistry {
   }
 
   /** Add `tool` (a function is registered by its name); a second tool of a name replaces the first. */
-  register(tool: Tool | ToolFunction): void {
-    const found = typeof tool === "function" ? defineTool(tool.name, tool) : tool;
+  register(given: Tool | ToolFunction): void {
+    const found = typeof given === "function" ? tool(given.name, given) : given;
     this.tools.set(found.name, found);
   }
 

@@ -231,7 +231,7 @@ class ToolErrorEntry:
 
 
 class ToolErrorRegistry:
-    """Errors by tool and type (seed 002's registry): every one counted, the last
+    """The node's error registry, by tool and error type: every one counted, the last
     ``keep`` of each kind kept. Safe to share between threads."""
 
     def __init__(self, keep: int = 100) -> None:
@@ -356,7 +356,7 @@ class ErrorHandlingToolNode(ToolNode):
         """Close the executor of the running event loop, sending what it still holds."""
         started = self._started.pop(asyncio.get_running_loop(), None)
         if started is not None:
-            await started.executor.aclose()
+            await started.executor.close()
 
     def close(self) -> None:
         """Close the executor of synchronous invocations, and stop their thread."""

@@ -203,9 +203,12 @@ def session_scope(session: MCPSession, server: str | None = None) -> str:
 
 
 def _server_name(session: MCPSession) -> str:
-    info = getattr(session, "server_info", None)
-    if callable(info):
-        info = info()
+    try:
+        info = session.server_info
+        if callable(info):  # a ClientSession's is a method, a Client's a property
+            info = info()
+    except RuntimeError:  # a Client not entered yet: its server has not said
+        return ""
     name = getattr(info, "name", "")
     return "".join(c for c in name if c.isprintable()) if isinstance(name, str) else ""
 
@@ -349,7 +352,7 @@ class ErrordMCPSession:
         received: dict[str, mcp_types.CallToolResult] = {}
         token = _RECEIVED.set(received)
         try:
-            result = await self.executor.execute(call, turn_id=turn_id)
+            result = await self.executor.run_one(call, turn_id=turn_id)
         finally:
             _RECEIVED.reset(token)
         return result, received

@@ -145,7 +145,7 @@ def guarded(
         call = tool_call({"id": ctx.tool_call_id, "name": tool.name, "arguments": input_json})
         running = _CALL.set(ctx)
         try:
-            result = await executor.execute(call, turn_id=turn_id(ctx))
+            result = await executor.run_one(call, turn_id=turn_id(ctx))
         finally:
             _CALL.reset(running)
         if result.status is ResultStatus.SUCCEEDED:

@@ -61,7 +61,7 @@ async def run_demo(target: str, *, token: str | None = None, say: Say = print) -
             for number, scenario in enumerate(SCENARIOS, start=1):
                 await _play(number, scenario, executor, client, say)
         finally:
-            await executor.aclose()
+            await executor.close()
     return 0
 
 

@@ -20,9 +20,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 import grpc
 import grpc.aio
@@ -31,8 +30,8 @@ from errord_client.v1 import errord_pb2 as pb
 
 log = logging.getLogger("errord_client.executor")
 
-WatchTools = Callable[..., Any]
-"""The generated stub's WatchTools over a grpc.aio channel."""
+WatchTools = Callable[[], AsyncIterator[pb.WatchToolsResponse]]
+"""A watch of errord's tool policies: AsyncErrordClient.watch_tools."""
 SCOPE_SEPARATOR = "\x1f"
 """Between a tool's name and its scope in a key, as errord joins them (identifiers hold no
 control characters)."""
@@ -157,7 +156,6 @@ class ToolBoard:
     async def follow(
         self,
         watch: WatchTools,
-        metadata: tuple[tuple[str, str], ...] | None,
         pause: Callable[[float], Awaitable[None]] = asyncio.sleep,
         retry_every: float = 0.5,
     ) -> None:
@@ -165,8 +163,7 @@ class ToolBoard:
         ``retry_every`` seconds after each stream ends."""
         while True:
             try:
-                call = watch(pb.WatchToolsRequest(), metadata=metadata)
-                async for response in call:
+                async for response in watch():
                     self.apply(response)
             except grpc.aio.AioRpcError as error:
                 if error.code() is grpc.StatusCode.UNIMPLEMENTED:

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from errord_client.client import as_duration
 from errord_client.executor.batch import Batch
 from errord_client.executor.board import ToolBoard, board_key
 from errord_client.executor.calls import ToolCall
@@ -20,6 +19,7 @@ from errord_client.executor.link import ErrordLink, as_struct
 from errord_client.executor.local_policy import LocalPolicy
 from errord_client.executor.result import DecidedBy, ResultError, ResultStatus, ToolResult
 from errord_client.executor.verdict import ENDINGS, NO_VALUE, Action, Verdict, from_decision
+from errord_client.requests import as_duration
 from errord_client.tools import InvalidArguments, Tool, ToolNotFound, ToolRegistry
 from errord_client.v1 import errord_pb2 as pb
 

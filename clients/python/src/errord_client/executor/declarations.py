@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from google.protobuf import json_format, struct_pb2
 
-from errord_client.client import as_duration
+from errord_client.requests import as_duration
 from errord_client.tools import Tool
 from errord_client.v1 import errord_pb2 as pb
 

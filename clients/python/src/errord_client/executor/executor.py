@@ -29,18 +29,17 @@ from typing import Any, Self
 import grpc
 import grpc.aio
 
-from errord_client.client import DEFAULT_TARGET
+from errord_client.client import DEFAULT_TARGET, AsyncErrordClient
 from errord_client.executor.batch import Batch, not_run
 from errord_client.executor.board import ToolBoard
 from errord_client.executor.call_run import CallRun, Runner
 from errord_client.executor.calls import ToolCall, tool_call
 from errord_client.executor.declarations import Declarations
-from errord_client.executor.link import ErrordLink, open_channel
+from errord_client.executor.link import CHANNEL_OPTIONS, ErrordLink
 from errord_client.executor.local_policy import LocalPolicy
 from errord_client.executor.plan import plan_of
 from errord_client.executor.result import ResultError, ResultStatus, ToolResult
 from errord_client.tools import Tool, ToolRegistry
-from errord_client.v1 import errord_pb2_grpc
 
 log = logging.getLogger("errord_client.executor")
 
@@ -76,12 +75,11 @@ class Executor:
         """What failure reports tell errord of each tool (its schema and timeout)."""
         self._target = target
         self._credentials = credentials
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
+        self._token = token or None
         self._decision_timeout = decision_timeout
         self._watch_tools = watch_tools
         self._max_threads = max_threads
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
-        self._channel: grpc.aio.Channel | None = None
         self._link: ErrordLink | None = None
         self._watch: asyncio.Task[None] | None = None
 
@@ -95,7 +93,7 @@ class Executor:
         value: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.aclose()
+        await self.close()
 
     async def start(self, *, sync_timeout: float = 1.0) -> None:
         """Connect and wait, ``sync_timeout`` seconds at most, for errord's tool policies.
@@ -107,7 +105,7 @@ class Executor:
             except TimeoutError:
                 log.info("errord's tool policies did not arrive within %s s", sync_timeout)
 
-    async def aclose(self, *, patience: float = 5.0) -> None:
+    async def close(self, *, patience: float = 5.0) -> None:
         """Send what is still queued (``patience`` seconds at most), then close."""
         if self._link is not None:
             await self._link.drain(patience)
@@ -116,11 +114,11 @@ class Executor:
             self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watch
-        if self._channel is not None:
-            await self._channel.close()
+        if self._link is not None:
+            await self._link.client.close()
         if self._threads is not None:  # tools past their timeout are left to finish
             self._threads.shutdown(wait=False, cancel_futures=True)
-        self._channel = self._link = self._watch = self._threads = None
+        self._link = self._watch = self._threads = None
 
     async def run(
         self, calls: Sequence[ToolCall | Mapping[str, Any] | Any], *, turn_id: str | None = None
@@ -143,23 +141,25 @@ class Executor:
             link.end_turn(turn_id)
         return list(results)
 
-    async def execute(self, call: ToolCall | Mapping[str, Any] | Any, **options: Any) -> ToolResult:
-        """Run one call as a turn of its own (seed 000's executeTool)."""
+    async def run_one(self, call: ToolCall | Mapping[str, Any] | Any, **options: Any) -> ToolResult:
+        """Run one call as a turn of its own; ``options`` as ``run`` takes them."""
         return (await self.run([call], **options))[0]
 
     def _started(self) -> ErrordLink:
         if self._link is None:
-            self._channel = open_channel(self._target, self._credentials)
-            self._link = ErrordLink(
-                self._channel, self._metadata, decision_timeout=self._decision_timeout
+            client = AsyncErrordClient(
+                self._target,
+                token=self._token,
+                credentials=self._credentials,
+                options=CHANNEL_OPTIONS,
             )
+            self._link = ErrordLink(client, decision_timeout=self._decision_timeout)
             self._threads = concurrent.futures.ThreadPoolExecutor(
                 max_workers=self._max_threads, thread_name_prefix="errord-tool"
             )
             if self._watch_tools:
-                stub = errord_pb2_grpc.ErrorHandlerServiceStub(self._channel)
                 self._watch = asyncio.get_running_loop().create_task(
-                    self.board.follow(stub.WatchTools, self._metadata)
+                    self.board.follow(client.watch_tools)
                 )
         return self._link
 

@@ -48,8 +48,8 @@ from typing import Any, Final
 
 from google.protobuf import json_format, struct_pb2
 
-from errord_client.client import as_duration
 from errord_client.executor.api_words import NO_WORDS, ApiWords, api_words, jsonrpc_error
+from errord_client.requests import as_duration
 from errord_client.tools.arguments import InvalidArguments
 from errord_client.v1 import errord_pb2 as pb
 

@@ -1,5 +1,8 @@
 """The executor's line to errord: decisions within a deadline, outcomes in the background.
 
+The calls go through the executor's AsyncErrordClient: its stub and its token, on a channel
+with ``CHANNEL_OPTIONS``.
+
 - Decisions. Failures reported in the same turn of the event loop go to errord as one
   ReportFailures (a model's parallel calls often fail together), each answered with its
   decision, or with None when errord did not answer within ``decision_timeout``: the
@@ -33,9 +36,9 @@ import grpc
 import grpc.aio
 from google.protobuf import json_format, struct_pb2
 
+from errord_client.client import AsyncErrordClient
 from errord_client.executor.verdict import Verdict, from_decision
 from errord_client.v1 import errord_pb2 as pb
-from errord_client.v1 import errord_pb2_grpc
 
 log = logging.getLogger("errord_client.executor")
 
@@ -60,7 +63,7 @@ RETRY_SERVICE_CONFIG = json.dumps(
 """Every ErrorHandlerService RPC is idempotent: retry UNAVAILABLE (errord restarting, a
 connection being set up), briefly; the call's deadline bounds it."""
 
-CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
+CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (  # the executor's AsyncErrordClient's
     ("grpc.enable_retries", 1),
     ("grpc.service_config", RETRY_SERVICE_CONFIG),
     # Reconnect soon after errord comes back, not after grpc's default backoff (up to 2 min).
@@ -68,13 +71,6 @@ CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
 )
-
-
-def open_channel(target: str, credentials: grpc.ChannelCredentials | None) -> grpc.aio.Channel:
-    """A grpc.aio channel to errord with the executor's retry policy."""
-    if credentials is None:
-        return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
-    return grpc.aio.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
 
 
 def as_struct(arguments: Any) -> struct_pb2.Struct:
@@ -139,15 +135,14 @@ class ErrordLink:
 
     def __init__(
         self,
-        channel: grpc.aio.Channel,
-        metadata: tuple[tuple[str, str], ...] | None,
+        client: AsyncErrordClient,
         *,
         decision_timeout: float = 0.25,
         outcome_patience: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.stub = errord_pb2_grpc.ErrorHandlerServiceStub(channel)
-        self.metadata = metadata
+        self.client = client
+        self.metadata = client.metadata
         self.decision_timeout = decision_timeout
         self.outcome_patience = outcome_patience
         self._clock = clock
@@ -176,12 +171,12 @@ class ErrordLink:
     async def _report(self, batch: list[_Pending]) -> None:
         try:
             if len(batch) == 1:
-                response = await self.stub.ReportFailure(
+                response = await self.client.stub.ReportFailure(
                     batch[0].request, timeout=self.decision_timeout, metadata=batch[0].metadata
                 )
                 answers: Sequence[pb.RecoveryDecision | None] = [response.decision]
             else:
-                many = await self.stub.ReportFailures(
+                many = await self.client.stub.ReportFailures(
                     pb.ReportFailuresRequest(failures=[p.request for p in batch]),
                     timeout=self.decision_timeout,
                     metadata=batch[0].metadata,
@@ -203,7 +198,7 @@ class ErrordLink:
     async def admit(self, request: pb.AdmitCallRequest) -> pb.AdmitCallResponse | None:
         """errord's admission of an attempt, or None if it does not answer in time."""
         try:
-            response: pb.AdmitCallResponse = await self.stub.AdmitCall(
+            response: pb.AdmitCallResponse = await self.client.stub.AdmitCall(
                 request, timeout=self.decision_timeout, metadata=traced(self.metadata)
             )
         except grpc.aio.AioRpcError as error:
@@ -217,7 +212,7 @@ class ErrordLink:
     async def begin_turn(self, request: pb.BeginTurnRequest) -> bool:
         """Begin a turn with its plan; False when errord did not take it."""
         try:
-            await self.stub.BeginTurn(
+            await self.client.stub.BeginTurn(
                 request, timeout=self.decision_timeout * 4, metadata=self.metadata
             )
         except grpc.aio.AioRpcError as error:
@@ -233,7 +228,7 @@ class ErrordLink:
     async def _end_turn(self, turn_id: str) -> None:
         await self.outcomes_sent()
         try:
-            await self.stub.EndTurn(
+            await self.client.stub.EndTurn(
                 pb.EndTurnRequest(turn_id=turn_id), timeout=5.0, metadata=self.metadata
             )
         except grpc.aio.AioRpcError as error:
@@ -280,7 +275,9 @@ class ErrordLink:
 
     async def _send_outcome(self, outcome: _Outcome) -> bool:
         try:
-            await self.stub.ReportOutcome(outcome.request, timeout=2.0, metadata=outcome.metadata)
+            await self.client.stub.ReportOutcome(
+                outcome.request, timeout=2.0, metadata=outcome.metadata
+            )
         except grpc.aio.AioRpcError as error:
             self._unanswered(error)
             # Only errord being away is worth another try; anything else would fail again.

@@ -3,14 +3,14 @@
 It classifies a failure exactly as errord does, with errord's own rules (errord_client.
 _classify, generated from errord/decide/classify): the same code, class and fault, and
 the parameter the call's own values show. Without what errord knows and the executor
-does not (manifests, breakers, memory, the turn's budget and plan), it keeps the seeds'
-defaults (errord's own when a tool has no manifest): a failure of the call's arguments
-goes back to the model, which is the only one that can correct it; a failure of the
-tool's own code fails the call, not retried; a transient one is retried after 100, 200,
-400 and 800 ms, at most 5 attempts per call, never sooner than a Retry-After asks when
-that fits 30 s of delays; a transient failure of the backend out of retries fails the call
-for now (nobody can act on an outage: the model may go on without the tool, or call it
-again later); what a person must fix is escalated to the user.
+does not (manifests, breakers, memory, the turn's budget and plan), it keeps errord's
+default policy (what errord applies to a tool without a manifest): a failure of the
+call's arguments goes back to the model, which is the only one that can correct it; a
+failure of the tool's own code fails the call, not retried; a transient one is retried
+after 100, 200, 400 and 800 ms, at most 5 attempts per call, never sooner than a
+Retry-After asks when that fits 30 s of delays; a transient failure of the backend out of
+retries fails the call for now (nobody can act on an outage: the model may go on without
+the tool, or call it again later); what a person must fix is escalated to the user.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ LOCALLY = "(local policy: errord did not answer)"
 
 @dataclass(frozen=True, slots=True)
 class LocalPolicy:
-    """Seed 004's retry policy, applied by the executor itself."""
+    """errord's default retry policy, applied by the executor itself."""
 
     initial_delay: float = 0.1
     multiplier: float = 2.0

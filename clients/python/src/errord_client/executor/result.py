@@ -8,7 +8,8 @@ user), how long it took and how many attempts.
 ``content()`` is what the model reads; ``to_openai()``, ``to_openai_responses()``
 and ``to_anthropic()`` put it in the message each API takes, as
 ``errord_client.results`` does for ReconcileResults' answer; ``to_dict()`` is the
-whole record as JSON-able values, for logs and traces.
+whole record as JSON-able values, for logs and traces: the fields by name, as the
+TypeScript client's ToolResult has them (in its own case).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class DecidedBy(Enum):
 
 @dataclass(frozen=True, slots=True)
 class ResultError:
-    """Why a call has no output of its own, in seed 000's error shape."""
+    """Why a call has no output of its own."""
 
     code: str
     """An ErrorCode name without its prefix ("TIMEOUT", "RATE_LIMITED"), or "" if unknown."""
@@ -83,6 +84,8 @@ class ResultError:
             "message": self.message,
             "user_message": self.user_message,
             "retryable": self.retryable,
+            "fault": self.fault,
+            "parameter": self.parameter,
         }
 
 
@@ -103,9 +106,10 @@ class ToolResult:
     attempts: int = 0
     """Attempts run, of the tool called and of its alternatives."""
     fallback_used: bool = False
-    """True when the output is not the called tool's own: an alternative's, or a default."""
+    """True when an alternative tool ran in place of the one called."""
     tool_used: str = ""
-    """The tool whose result this is, when not ``tool``: the alternative's name."""
+    """The tool whose result this is: ``tool``, or the alternative's name when one ran
+    (left empty, it is ``tool``)."""
     decided_by: DecidedBy = DecidedBy.NOBODY
     decision_ids: tuple[str, ...] = ()
     """errord's decisions on the call, in order."""
@@ -116,6 +120,8 @@ class ToolResult:
     without (as frameworks ignore them), in call order; the model is not told."""
 
     def __post_init__(self) -> None:
+        if not self.tool_used:
+            object.__setattr__(self, "tool_used", self.tool)
         if self.attempts < 0:
             raise ValueError(f"ToolResult.attempts should not be negative, got {self.attempts}")
         if not self.execution_time_ms >= 0:
@@ -167,22 +173,22 @@ class ToolResult:
         return block
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole result as JSON-able values, in the shape of seeds 000/001:
-        ``success`` is ``ok``; ``output`` as plain JSON (``json_value``); ``error`` its
-        fields or None; ``tool_used`` the tool whose result this is."""
+        """The whole result as JSON-able values, the fields by name: ``status`` and
+        ``decided_by`` their values, ``output`` as plain JSON (``json_value``), ``error``
+        its fields or None."""
         return {
-            "success": self.ok,
-            "tool_name": self.tool,
-            "tool_used": self.tool_used or self.tool,
             "call_id": self.call_id,
+            "tool": self.tool,
             "status": self.status.value,
             "output": json_value(self.output),
             "error": None if self.error is None else self.error.to_dict(),
             "execution_time_ms": self.execution_time_ms,
             "attempts": self.attempts,
             "fallback_used": self.fallback_used,
+            "tool_used": self.tool_used,
             "decided_by": self.decided_by.value,
             "decision_ids": list(self.decision_ids),
+            "model_text": self.model_text,
             "ignored_arguments": list(self.ignored_arguments),
         }
 
