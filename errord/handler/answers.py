@@ -128,8 +128,8 @@ class Units:
         if unit is not None:
             try:
                 await unit.wait()
-            except DuplicateEvent:  # recorded before this process knew of it
-                new = False
+            except DuplicateEvent:  # recorded before this process knew of it: read it
+                pass
             else:
                 event = recorded_event(unit.events, how.detail)
         if event is None:
