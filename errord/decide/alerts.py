@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from errord.decide.manifest import MAX_TIMEOUT
 from errord.decide.model import ClosedEnum
+from errord.errors import InvalidValue
 
 
 @dataclass(frozen=True)
@@ -24,13 +25,13 @@ class AlertThresholds:
 
     def __post_init__(self) -> None:
         if not 0 <= self.failure_rate <= 1:
-            raise ValueError("failure_rate must be between 0 and 1")
+            raise InvalidValue("failure_rate", "must be between 0 and 1")
         if not 0 < self.mean_duration <= MAX_TIMEOUT:
-            raise ValueError(f"mean_duration must be positive and at most {MAX_TIMEOUT:g}")
+            raise InvalidValue("mean_duration", f"must be positive and at most {MAX_TIMEOUT:g}")
         if not 60 <= self.window <= 3600:
-            raise ValueError("window must be between 60 and 3600")
+            raise InvalidValue("window", "must be between 60 and 3600")
         if self.min_executions < 1:
-            raise ValueError("min_executions must be at least 1")
+            raise InvalidValue("min_executions", "must be at least 1")
 
 
 class AlertKind(ClosedEnum):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from errord.decide.classify.tier import SEARCHED_CHARS
 from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue, ToolFailure
 from errord.decide.regex import LinearPattern, compile_linear
+from errord.errors import InvalidValue
 
 MAX_TIMEOUT = 86_400.0
 """Seconds: the longest timeout of one attempt of a tool."""
@@ -53,15 +54,15 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         for name in ("initial_delay", "max_delay", "max_total_time", "max_retry_after"):
             if (getattr(self, name) or 0) < 0:
-                raise ValueError(f"{name} must not be negative")
+                raise InvalidValue(name, "must not be negative")
         if self.multiplier < 1:
-            raise ValueError("multiplier must be at least 1")
+            raise InvalidValue("multiplier", "must be at least 1")
         if not 0 <= self.jitter < 1:
-            raise ValueError("jitter must be at least 0 and below 1")
+            raise InvalidValue("jitter", "must be at least 0 and below 1")
         if self.max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
+            raise InvalidValue("max_attempts", "must be at least 1")
         if self.max_delay < self.initial_delay:
-            raise ValueError("max_delay must not be below initial_delay")
+            raise InvalidValue("max_delay", "must not be below initial_delay")
 
 
 MAX_WINDOW = 1_000
@@ -109,20 +110,22 @@ class BreakerPolicy:
 
     def __post_init__(self) -> None:
         if self.failure_threshold < 1:
-            raise ValueError("failure_threshold must be at least 1")
+            raise InvalidValue("failure_threshold", "must be at least 1")
         if self.success_threshold < 1:
-            raise ValueError("success_threshold must be at least 1")
+            raise InvalidValue("success_threshold", "must be at least 1")
         for name in ("cooldown", "first_cooldown"):
             if not 0 < getattr(self, name) <= MAX_COOLDOWN:
-                raise ValueError(f"{name} must be positive and at most {MAX_COOLDOWN:g} s (a week)")
+                raise InvalidValue(
+                    name, f"must be positive and at most {MAX_COOLDOWN:g} s (a week)"
+                )
         if not 1 <= self.cooldown_multiplier <= 100:
-            raise ValueError("cooldown_multiplier must be from 1 to 100")
+            raise InvalidValue("cooldown_multiplier", "must be from 1 to 100")
         if not 0 < self.failure_rate <= 1:
-            raise ValueError("failure_rate must be above 0 and at most 1")
+            raise InvalidValue("failure_rate", "must be above 0 and at most 1")
         if not 1 <= self.window <= MAX_WINDOW:
-            raise ValueError(f"window must be from 1 to {MAX_WINDOW}")
+            raise InvalidValue("window", f"must be from 1 to {MAX_WINDOW}")
         if not 1 <= self.min_calls <= self.window:
-            raise ValueError("min_calls must be at least 1 and at most window")
+            raise InvalidValue("min_calls", "must be at least 1 and at most window")
         object.__setattr__(self, "window_mask", (1 << self.window) - 1)
 
     def break_for(self, streak: int) -> float:

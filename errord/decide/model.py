@@ -19,6 +19,7 @@ from typing import Any, TypeAlias
 from msgspec import Struct, field
 
 from errord.decide.scope import tool_key
+from errord.errors import InvalidValue
 
 JSONValue: TypeAlias = Any
 """A value that JSON can hold: dict, list, str, int, float, bool or None."""
@@ -372,9 +373,9 @@ class RetryBudget(Record, frozen=True):
 
     def __post_init__(self) -> None:
         if self.max_retries is not None and self.max_retries < 0:
-            raise ValueError("max_retries must not be negative")
+            raise InvalidValue("max_retries", "must not be negative")
         if self.max_share is not None and not 0 <= self.max_share <= 1000:
-            raise ValueError("max_share must be from 0 to 1000")
+            raise InvalidValue("max_share", "must be from 0 to 1000")
 
     def allows(self, calls: int) -> int | None:
         """Retries allowed to a turn of ``calls`` calls; None when unlimited."""

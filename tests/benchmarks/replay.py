@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from errord.assembly import engine_for
 from errord.clock import SystemClock
 from errord.config import Settings
 from errord.decide.events import EventDetail, TraceEvent
@@ -39,7 +40,7 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.manifests.files import load_manifest_dir
-from errord.replay import ReplayScope, engine_for, replay_database
+from errord.replay import ReplayScope, replay_database
 from errord.replay.fold import ReplayState
 from errord.state.projections import Projections
 from errord.state.store import Store

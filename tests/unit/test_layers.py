@@ -20,6 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("limits", "client_config"),
     ("decide",),  # the pure engine: records, manifests' records, classification, policy
     ("state", "manifests", "config"),  # projections and the store; the YAML loader; settings
+    ("assembly",),  # a daemon's engine and manifests, from its settings (serve's and replay's)
     ("handler",),  # the unit of work
     ("reload", "operator_actions", "replay"),  # beside the handler: reloads, operator actions,
     # and the trace replayed with other manifests

@@ -28,7 +28,7 @@ from errord.decide.model import (
 from errord.errors import ConfigError
 from errord.manifests.files import load_manifest_file
 from errord.state.health import ToolHealthBoard
-from errord.wire.responses import tool_health_to_proto
+from errord.wire.operator_responses import tool_health_to_proto
 from tests.harness import Harness
 
 CALM = BreakerPolicy(failure_threshold=1_000_000)

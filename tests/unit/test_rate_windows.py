@@ -54,7 +54,7 @@ async def test_429s_open_a_window_and_never_the_breaker(harness: Harness) -> Non
     assert window is not None
     assert window.until == harness.clock.now() + timedelta(seconds=1.0)
     assert window.asked == 1.0
-    events = [event async for event in harness.handler.replay(0)]
+    events = [event async for event in harness.handler.trace_after(0)]
     assert sum(isinstance(e.detail, RateLimited) for e in events) == 1  # the others no later
 
 

@@ -87,7 +87,7 @@ async def test_a_breaker_opened_in_one_scope_leaves_the_others_and_the_tool_alon
         assert decision.action is Action.RETRY
     opened = [
         event.detail
-        async for event in harness.handler.replay(0)
+        async for event in harness.handler.trace_after(0)
         if isinstance(event.detail, BreakerChanged)
     ]
     assert [(change.tool, change.scope) for change in opened] == [("search", "eu")]
@@ -131,7 +131,7 @@ async def test_a_rate_limit_holds_its_scope_only(harness: Harness) -> None:
     assert windows.view(tool_key("search", "key-2")) is None
     recorded = [
         event.detail
-        async for event in harness.handler.replay(0)
+        async for event in harness.handler.trace_after(0)
         if isinstance(event.detail, RateLimited)
     ]
     assert [(window.tool, window.scope) for window in recorded] == [("search", "key-1")]
@@ -167,7 +167,7 @@ async def test_an_attempt_is_admitted_by_the_breaker_of_its_scope(harness: Harne
     assert none is None
     recorded = [
         event.detail
-        async for event in harness.handler.replay(0)
+        async for event in harness.handler.trace_after(0)
         if isinstance(event.detail, FailureEvent) and event.detail.report.turn_id == "t-admit"
     ]
     assert [failure.report.scope for failure in recorded] == ["eu"]
@@ -205,7 +205,7 @@ async def test_each_scope_counts_towards_max_tools_even_of_a_tool_with_a_manifes
     harness: Harness,
 ) -> None:
     handler = harness.handler
-    handler.max_tools = 2
+    handler.room.max_tools = 2
     await handler.report_failure(failure("a", scope="one"))
     await handler.report_failure(failure("b", scope="two"))
     await handler.report_failure(failure("c", scope="one"))  # known: still taken

@@ -38,8 +38,8 @@ from errord.wire.responses import (
     report_failure_response,
     timestamp,
     tool_failure_to_proto,
-    trace_event_to_proto,
 )
+from errord.wire.turn_responses import trace_event_to_proto
 
 AT = datetime(2026, 1, 1, 12, 0, 0, 250_000, tzinfo=UTC)
 RETRY = Decision(
