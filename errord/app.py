@@ -23,11 +23,11 @@ from pathlib import Path
 from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
 from errord.decide.engine import Engine
-from errord.decide.events import BreakerChanged, FailureEvent, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import BreakerChange, BreakerPhase
+from errord.decide.model.events import BreakerChanged, FailureEvent, TraceEvent
+from errord.decide.model.scope import scoped_name
 from errord.decide.policy import default_policy
-from errord.decide.scope import scoped_name
 from errord.handler import ErrorHandler
 from errord.manifests.files import load_manifest_dir, overlooked
 from errord.manifests.root import ManifestRoot

@@ -106,11 +106,11 @@ from typing import Any, get_args, get_type_hints
 from errord_client.operator_token import OPERATOR_TOKEN, default_state_directory
 
 from errord.client_config import ClientSettings
-from errord.decide.alerts import AlertThresholds
+from errord.decide.health.alerts import AlertThresholds
 from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy, RetryPolicy
-from errord.decide.manifest_snapshot import ToolDefaults
+from errord.decide.manifest.snapshot import ToolDefaults
 from errord.decide.model import RetryBudget
-from errord.decide.model_message import MessageFormat
+from errord.decide.texts.llm_message import MessageFormat
 from errord.errors import ConfigError
 from errord.limits import MAX_TOOLS, STATE_CAPACITY, Limits
 

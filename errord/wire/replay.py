@@ -22,7 +22,7 @@ from pathlib import Path
 from errord_client.v1 import errord_pb2 as pb
 
 from errord.config import Settings
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.errors import FieldViolation, InvalidRequest, ManifestError, NoManifestDirectory
 from errord.limits import LimitExceeded
 from errord.manifests.root import SETTING, ManifestRoot

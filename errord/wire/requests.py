@@ -32,8 +32,8 @@ from errord.decide.model import (
     ToolDeclaration,
     ToolFailure,
 )
-from errord.decide.plan import plan_problems
-from errord.decide.reconcile import HeldResult, ToolCall
+from errord.decide.policy.plan import plan_problems
+from errord.decide.texts.tool_results import HeldResult, ToolCall
 from errord.wire.bounds import (
     DEFAULT_PAGE_SIZE,
     MAX_BATCH,

@@ -23,18 +23,6 @@ from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
 from errord.decide.classify import fault_of
 from errord.decide.engine import CallCheck
-from errord.decide.events import (
-    BreakerChanged,
-    FailureEvent,
-    ForgetReason,
-    ManifestsReloaded,
-    MemoryForgotten,
-    OutcomeEvent,
-    RateLimited,
-    TraceEvent,
-    TurnBegan,
-    TurnEnded,
-)
 from errord.decide.memory import BURST_GAP, Evidence, MemoryKey, MemoryStats, recall
 from errord.decide.model import (
     Action,
@@ -57,8 +45,20 @@ from errord.decide.model import (
     ToolFailure,
     TurnSummary,
 )
-from errord.decide.reconcile import Reconciliation
-from errord.decide.scope import tool_and_scope
+from errord.decide.model.events import (
+    BreakerChanged,
+    FailureEvent,
+    ForgetReason,
+    ManifestsReloaded,
+    MemoryForgotten,
+    OutcomeEvent,
+    RateLimited,
+    TraceEvent,
+    TurnBegan,
+    TurnEnded,
+)
+from errord.decide.model.scope import tool_and_scope
+from errord.decide.texts.tool_results import Reconciliation
 from errord.state.health import BreakerView, ToolHealth
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

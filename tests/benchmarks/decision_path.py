@@ -39,7 +39,7 @@ from typing import Any
 from errord.app import committed
 from errord.clock import SystemClock
 from errord.decide.engine import Engine
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.policy import default_policy
 from errord.handler import ErrorHandler
 from errord.ops import logs

@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 from errord_client.v1 import errord_pb2 as pb
 
 from errord.decide.engine import Engine
-from errord.decide.events import TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import ErrorCode, FailureReport, ToolFailure
+from errord.decide.model.events import TraceEvent
 from errord.decide.policy import default_policy
 from errord.state.projections import Projections
 from errord.state.store.rows import event_row

@@ -31,8 +31,8 @@ from errord_client.v1 import errord_pb2_grpc
 
 from errord import app
 from errord.config import Settings
-from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
+from errord.decide.model.events import OutcomeEvent, TraceEvent
 from errord.errors import WatcherFellBehind
 from errord.state.feed import Subscription, TraceFeed
 from errord.wire import responses

@@ -12,11 +12,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from errord.decide.manifest import ToolManifest
-from errord.decide.redact import redact
-from errord.decide.schema.examples import Examples
-from errord.decide.schema.phrases import VALUE_CHARS
-from errord.decide.validate import (
+from errord.decide.arguments.display import VALUE_CHARS
+from errord.decide.arguments.examples import Examples
+from errord.decide.arguments.validators import (
     CallValidator,
     Validators,
     Violation,
@@ -24,6 +22,8 @@ from errord.decide.validate import (
     example_arguments,
     required_parameters,
 )
+from errord.decide.manifest import ToolManifest
+from errord.decide.redact import redact
 
 K = ViolationKind
 

@@ -59,8 +59,7 @@ from errord.decide.classify.codes import (
 )
 from errord.decide.classify.families import builtin_family, default_family, is_builtin_family
 from errord.decide.classify.phrases import LAST_PHRASES, OVERRIDING_PHRASES, PHRASES, WORDS
-from errord.decide.classify.status import quoted_http_status
-from errord.decide.classify.tier import (
+from errord.decide.classify.rules import (
     DEFAULT_CLASSES,
     PERMANENT,
     SEARCHED_CHARS,
@@ -71,6 +70,7 @@ from errord.decide.classify.tier import (
     searchable,
     verdict,
 )
+from errord.decide.classify.status import quoted_http_status
 from errord.decide.model import Classification, ErrorCode, ToolFailure
 
 if TYPE_CHECKING:  # the manifest's records read the tiers' bounds: imported only to type

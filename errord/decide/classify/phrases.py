@@ -5,8 +5,8 @@ generic words. Patterns are lowercase regexes (see ``tier``).
 
 from __future__ import annotations
 
+from errord.decide.classify.rules import PERMANENT, Rule, rule
 from errord.decide.classify.status import quoted_status_forms
-from errord.decide.classify.tier import PERMANENT, Rule, rule
 from errord.decide.model import ErrorCode
 
 # Phrases that override the status and the exception: the first match wins, so a specific

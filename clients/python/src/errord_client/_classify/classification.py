@@ -60,8 +60,7 @@ from errord_client._classify.codes import (
 )
 from errord_client._classify.families import builtin_family, default_family, is_builtin_family
 from errord_client._classify.phrases import LAST_PHRASES, OVERRIDING_PHRASES, PHRASES, WORDS
-from errord_client._classify.status import quoted_http_status
-from errord_client._classify.tier import (
+from errord_client._classify.rules import (
     DEFAULT_CLASSES,
     PERMANENT,
     SEARCHED_CHARS,
@@ -72,6 +71,7 @@ from errord_client._classify.tier import (
     searchable,
     verdict,
 )
+from errord_client._classify.status import quoted_http_status
 from errord_client.classify_model import Classification, ErrorCode, ToolFailure
 
 if TYPE_CHECKING:  # the manifest's records read the tiers' bounds: imported only to type

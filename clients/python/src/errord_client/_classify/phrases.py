@@ -6,8 +6,8 @@ generic words. Patterns are lowercase regexes (see ``tier``).
 
 from __future__ import annotations
 
+from errord_client._classify.rules import PERMANENT, Rule, rule
 from errord_client._classify.status import quoted_status_forms
-from errord_client._classify.tier import PERMANENT, Rule, rule
 from errord_client.classify_model import ErrorCode
 
 # Phrases that override the status and the exception: the first match wins, so a specific

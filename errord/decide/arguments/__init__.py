@@ -1,0 +1,2 @@
+"""The parts of tool-call argument validation that ``errord.decide.arguments.validators``
+puts together."""
