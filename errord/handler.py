@@ -52,8 +52,14 @@ from errord.decide.model.scope import tool_and_scope
 from errord.decide.redact import redact, redact_json, redact_report
 from errord.decide.texts.correction import closest_tools
 from errord.decide.texts.summary import summarize
-from errord.decide.texts.synthesized import synthesized, tells_fate
-from errord.decide.texts.tool_results import HeldResult, Reconciliation, ToolCall, reconcile
+from errord.decide.texts.tool_results import (
+    HeldResult,
+    Reconciliation,
+    ToolCall,
+    reconcile,
+    synthesized,
+    tells_fate,
+)
 from errord.errors import (
     FieldViolation,
     InvalidRequest,

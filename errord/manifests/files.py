@@ -32,7 +32,7 @@ the files read (how many, how large in all), file_text.py each file (a regular f
 1 MiB, UTF-8), yaml_bounds.py each document before anything reads it (no
 ``!!python`` tags, a bounded depth and size once aliases are expanded); here a
 ``parameters`` schema and a ``default`` are bounded in values and depth, and every
-regular expression must be one RE2 can run in linear time (errord/decide/arguments/regex.py).
+regular expression must be one RE2 can run in linear time (errord/decide/arguments/regexes.py).
 """
 
 from __future__ import annotations
@@ -45,10 +45,8 @@ from typing import Any, TypeVar
 
 from yaml.nodes import MappingNode, Node
 
-from errord.decide.arguments.regex import compile_linear
-from errord.decide.arguments.regexes import unsupported_pattern
-from errord.decide.arguments.schemas import metaschema_problem
-from errord.decide.arguments.size import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES
+from errord.decide.arguments.regexes import compile_linear, unsupported_pattern
+from errord.decide.arguments.schemas import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES, metaschema_problem
 from errord.decide.manifest import (
     MAX_COOLDOWN,
     MAX_TIMEOUT,
@@ -207,7 +205,7 @@ def _is_dotted_path(path: str) -> bool:
 
 def _regex(reader: Reader, node: Node, field: str) -> re.Pattern[str] | None:
     """A regular expression that RE2 can run (in linear time: see
-    errord/decide/arguments/regex.py)."""
+    errord/decide/arguments/regexes.py)."""
     pattern = reader.string(node, field)
     if pattern is None:
         return None

@@ -22,9 +22,8 @@ from errord.decide.arguments.display import type_names
 from errord.decide.arguments.flatten import MAX_DEPTH, Where, flatten, is_number, merge
 from errord.decide.arguments.formats import FORMAT_EXAMPLES
 from errord.decide.arguments.patterns import pattern_samples
-from errord.decide.arguments.references import root_resolver
 from errord.decide.arguments.regexes import matches
-from errord.decide.arguments.size import measure
+from errord.decide.arguments.schemas import measure, root_resolver
 
 MAX_ITEMS: Final = 64
 """Items of one array in an example; a schema asking for more gets none."""

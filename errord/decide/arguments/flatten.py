@@ -9,7 +9,7 @@ from typing import Any, Final, TypeGuard
 import referencing.exceptions
 
 from errord.decide.arguments.display import type_names
-from errord.decide.arguments.references import Resolver
+from errord.decide.arguments.schemas import Resolver
 
 MAX_DEPTH: Final = 8
 """Nesting of schemas (objects, arrays, references, branches) an example descends."""

@@ -1,6 +1,6 @@
 """Values redaction hid: the marker a message shows for a secret, and errors errord cannot judge.
 
-The daemon validates arguments after redact.py has masked them, so a value may be a
+The daemon validates arguments after errord.decide.redact has masked them, so a value may be a
 marker (``[REDACTED:manifest]``) where the call held a number or a secret. A violation
 whose offending value is a marker says nothing about the real value, and is dropped.
 Presence is not hidden: a missing parameter is still missing (a masked one is given),
@@ -27,7 +27,7 @@ _WHOLE_VALUE = frozenset({"enum", "const"})
 
 
 def is_marker(value: object) -> bool:
-    """Whether ``value`` is exactly one of redact.py's markers: ``[REDACTED:password]``."""
+    """Whether ``value`` is exactly one of redaction's markers: ``[REDACTED:password]``."""
     return isinstance(value, str) and _MARKER.fullmatch(value) is not None
 
 

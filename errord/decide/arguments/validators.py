@@ -7,10 +7,10 @@ sentence the model can act on and what was expected. ``Validators`` holds one pe
 tool of a manifest snapshot. ``example_arguments`` builds a call the schema accepts,
 for the model to copy (a correction's ``example``).
 
-A schema errord compiles is bounded (schema/size.py: 10,000 values, 32 levels), its
+A schema errord compiles is bounded (schemas.py: 10,000 values, 32 levels), its
 regular expressions (``pattern``, ``patternProperties``) are run by RE2 in linear time
-(schema/regexes.py) and one RE2 cannot run is refused, and the metaschema's complaint
-about an invalid one is chosen the same way in every run (schema/metaschema.py). A
+(regexes.py) and one RE2 cannot run is refused, and the metaschema's complaint
+about an invalid one is chosen the same way in every run (schemas.py). A
 snapshot's validators are compiled, and their examples built, when it is loaded (in a
 worker thread on a reload), never while answering a request.
 
@@ -22,7 +22,7 @@ What counts as valid:
 - A string that is empty or only whitespace is an ``invalid_value`` ("cannot be
   empty") where the schema asks ``minLength`` of 1 or more, and where it is a
   required property typed ``string`` whose schema does not admit it (``minLength:
-  0``, a matching ``pattern``, an ``enum`` or ``const`` holding it; schema/blank.py):
+  0``, a matching ``pattern``, an ``enum`` or ``const`` holding it; keywords.py):
   stricter than JSON Schema, since ``"   "`` is how a model leaves a query empty
   (and a tool then answers "No query provided"). Optional strings and array items may be blank.
 - ``format`` is asserted for date, date-time, time, email, idn-email, ipv4, ipv6,
@@ -31,11 +31,11 @@ What counts as valid:
 - ``$ref`` resolves within the schema, and to the JSON Schema metaschemas: nothing
   is fetched, and a schema with a reference that does not resolve is refused.
 - A value under a secret-looking key, or under a manifest ``redact`` path, is never
-  echoed in a message, nor a credential inside an echoed string (redact.py's
+  echoed in a message, nor a credential inside an echoed string (redaction's
   markers stand for them); no message echoes more than 80 characters of a value.
-- Arguments arrive redacted: a violation whose offending value is one of redact.py's
+- Arguments arrive redacted: a violation whose offending value is one of redaction's
   markers (``[REDACTED:manifest]``) is dropped, since errord cannot judge the value it
-  hides (schema/redacted.py says which); a missing parameter is still missing.
+  hides (redacted.py says which); a missing parameter is still missing.
 
 Keywords that apply others (allOf, $ref, if/then/else, dependentSchemas,
 propertyNames) report what those others find (propertyNames at the object, with the
@@ -62,16 +62,20 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
-from errord.decide.arguments import redacted, violation_text
+from errord.decide.arguments import redacted, violations
 from errord.decide.arguments.display import PathPart, clip, path_key
 from errord.decide.arguments.examples import Examples
 from errord.decide.arguments.flatten import Where, flatten
 from errord.decide.arguments.formats import FORMATS
 from errord.decide.arguments.keywords import extended
-from errord.decide.arguments.references import LOCAL_ONLY, root_resolver, unresolved_reference
 from errord.decide.arguments.regexes import unsupported_pattern
-from errord.decide.arguments.schemas import metaschema_problem
-from errord.decide.arguments.size import oversized
+from errord.decide.arguments.schemas import (
+    LOCAL_ONLY,
+    metaschema_problem,
+    oversized,
+    root_resolver,
+    unresolved_reference,
+)
 from errord.decide.arguments.violations import KIND_RANK, Violation, ViolationKind
 from errord.decide.manifest import ToolManifest
 
@@ -163,14 +167,14 @@ class CallValidator:
         if redacted.hides(error) or redacted.hidden_name(parts):
             return
         if error.validator in ("required", "dependentRequired") and parts:
-            yield parts, violation_text.missing(error, parts)
+            yield parts, violations.missing(error, parts)
         elif error.validator == "additionalProperties" and error.validator_value is False:
-            for path, violation in violation_text.unexpected(error, parts):
+            for path, violation in violations.unexpected(error, parts):
                 if not redacted.hidden_name(path):
                     yield path, violation
         else:
-            failure = violation_text.Failure(error, parts, redacted.mask(parts, self._redact))
-            yield parts, violation_text.violation(failure)
+            failure = violations.Failure(error, parts, redacted.mask(parts, self._redact))
+            yield parts, violations.violation(failure)
 
 
 class Validators:

@@ -75,7 +75,12 @@ from errord.decide.policy.context import (
 )
 from errord.decide.policy.plan import Waiting, waiting_on
 from errord.decide.policy.verdict import Verdict, probe_role
-from errord.decide.texts.correction import argument_correction, correction_for, problems_of
+from errord.decide.texts.correction import (
+    argument_correction,
+    correction_for,
+    mistake_key,
+    problems_of,
+)
 from errord.decide.texts.llm_message import MessageFormat
 from errord.decide.texts.messages import (
     Messages,
@@ -83,7 +88,6 @@ from errord.decide.texts.messages import (
     consequence_reasons,
     correction_message,
 )
-from errord.decide.texts.mistake import mistake_key
 
 
 class CallHistory(Protocol):

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from errord.decide.arguments.regex import LinearPattern, compile_linear
+from errord.decide.arguments.regexes import LinearPattern, compile_linear
 from errord.decide.classify.rules import SEARCHED_CHARS
 from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue, ToolFailure
 
@@ -147,8 +147,8 @@ class ClassificationRule:
     """Matches the exception type name exactly."""
     message: re.Pattern[str] | None = None
     """Searched for in the first SEARCHED_CHARS (4,096) characters of the error message,
-    as the default rules read it, by RE2 in linear time (see decide/arguments/regex.py): its pattern
-    and flags are what counts, Python's ``re`` never runs it."""
+    as the default rules read it, by RE2 in linear time (see decide/arguments/regexes.py):
+    its pattern and flags are what counts, Python's ``re`` never runs it."""
     _message: LinearPattern | None = field(init=False, repr=False, compare=False)
     """``message`` compiled by RE2."""
 

@@ -83,7 +83,7 @@ class FailureEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.FAILURE.valu
     closes: ClosedEpisode | None = None
     """The episode this failure ends: the attempt an earlier decision's recovery made."""
     mistake: str = ""
-    """The model's mistake a RETURN_TO_MODEL hands back to it (errord.decide.texts.mistake), as
+    """The model's mistake a RETURN_TO_MODEL hands back to it (errord.decide.texts.correction), as
     the turn counts it; empty for any other decision, and in events recorded before."""
 
 

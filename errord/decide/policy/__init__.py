@@ -26,9 +26,11 @@ from errord.decide.model import WITHOUT_RESULT, Action, RefusalKind, RetryBudget
 from errord.decide.policy.backoff import Backoff, ExponentialBackoff, HonourRetryAfter, Jitter
 from errord.decide.policy.context import DecisionContext
 from errord.decide.policy.fallbacks import (
+    AwaitHalfOpen,
     AwaitProbe,
     ContinuePartial,
     Escalate,
+    FailForNow,
     FailUnrecoverable,
     Fallback,
     ReturnToModel,
@@ -49,7 +51,6 @@ from errord.decide.policy.gates import (
     TotalRetryTimeExceeded,
     TurnRetryBudgetSpent,
 )
-from errord.decide.policy.outages import AwaitHalfOpen, FailForNow
 from errord.decide.policy.plan import cascade
 from errord.decide.policy.verdict import Verdict
 

@@ -79,7 +79,7 @@ class TurnPart(Struct, frozen=True, gc=False):
     """RETURN_TO_MODEL decisions the turn's calls were given so far: each spends the
     turn's retry budget as a retry does."""
     told: int = 0
-    """Times the model was already handed this failure's mistake (errord.decide.texts.mistake)
+    """Times the model was already handed this failure's mistake (errord.decide.texts.correction)
     in this turn, under any call id; 0 for a failure the model did not cause."""
 
 

@@ -11,20 +11,18 @@ Three things mask a value, each with a marker that says why, ``[REDACTED:<kind>]
 Redaction is deterministic and idempotent, and gives back the very object it was given
 when nothing is masked, so that a clean report allocates nothing.
 
-This module is the way in; the work is done in ``errord.decide.redact``, one concept a
-module: ``markers``, ``keys`` (secret key names), ``formats``, ``labelled`` and
-``entropy`` (three ways to find a credential in text), ``text`` (masking what they
-find), ``json_values``, ``manifest_paths`` and ``reports``.
+This package is the way in, one concept a module: ``kinds`` (the key names that name a
+secret, and the marker of each kind), ``finders`` (three ways to find a credential in
+text: by format, by label, by randomness), ``text`` (masking what they find) and
+``values`` (JSON values, a manifest's paths, whole reports).
 """
 
 from __future__ import annotations
 
-from errord.decide.redact.entropy import looks_random
-from errord.decide.redact.kinds import is_secret_key, key_kind
-from errord.decide.redact.markers import MANIFEST, MARKER_PREFIX, marker
-from errord.decide.redact.reports import redact, redact_report
+from errord.decide.redact.finders import looks_random
+from errord.decide.redact.kinds import MANIFEST, MARKER_PREFIX, is_secret_key, key_kind, marker
 from errord.decide.redact.text import redact_text
-from errord.decide.redact.values import redact_json
+from errord.decide.redact.values import redact, redact_json, redact_report
 
 __all__ = [
     "MANIFEST",

@@ -1,9 +1,13 @@
-"""Key names that name a secret (``api_key``, ``X-Auth-Token``, ``db_password``) and its kind."""
+"""The kinds of secret: the key names that name one (``api_key``, ``X-Auth-Token``,
+``db_password``) and the kind each names, and the marker that stands where a secret of a
+kind was, ``[REDACTED:<kind>]``: its kind says why."""
 
 from __future__ import annotations
 
 import re
 from typing import Final
+
+from errord.decide.model import JSONValue
 
 _KEY_SUFFIXES: Final = (
     # The first suffix a normalized key ends with names its kind: the specific ones first.
@@ -93,3 +97,20 @@ def key_kind(key: str) -> str | None:
 def is_secret_key(key: str) -> bool:
     """Whether a key names a secret: ``api_key``, ``X-Auth-Token``, ``password``..."""
     return key_kind(key) is not None
+
+
+MARKER_PREFIX: Final = "[REDACTED:"
+
+
+def marker(kind: str) -> str:
+    """What replaces a secret of ``kind``: ``[REDACTED:api_key]``."""
+    return f"{MARKER_PREFIX}{kind}]"
+
+
+MANIFEST: Final = marker("manifest")
+"""What replaces a value that a manifest's ``redact`` path names."""
+
+
+def is_marker(item: JSONValue) -> bool:
+    """Whether ``item`` is a marker as a whole: masked already, to be left as it is."""
+    return isinstance(item, str) and item.startswith(MARKER_PREFIX) and item.endswith("]")

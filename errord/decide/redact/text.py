@@ -11,12 +11,20 @@ import re
 from operator import itemgetter
 from typing import Final
 
-from errord.decide.redact.entropy import HIGH_ENTROPY, random_spans
-from errord.decide.redact.finders import part_spans, pem_spans, token_spans
-from errord.decide.redact.kinds import KEY_WORDS
-from errord.decide.redact.labelled import KEY_TAIL, SEPARATOR, key_value_spans, scheme_spans
-from errord.decide.redact.markers import MARKER_PREFIX, marker
-from errord.decide.redact.spans import Finder, Span
+from errord.decide.redact.finders import (
+    HIGH_ENTROPY,
+    KEY_TAIL,
+    SEPARATOR,
+    Finder,
+    Span,
+    key_value_spans,
+    part_spans,
+    pem_spans,
+    random_spans,
+    scheme_spans,
+    token_spans,
+)
+from errord.decide.redact.kinds import KEY_WORDS, MARKER_PREFIX, marker
 
 _FINDERS: Final[tuple[Finder, ...]] = (
     # In order of preference where two find secrets at the same place.

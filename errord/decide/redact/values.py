@@ -1,19 +1,23 @@
-"""Secrets masked in JSON values at any depth: the values of secret-named keys, and
-credentials in strings, keys among them.
+"""Secrets masked in values: JSON values at any depth, the values a manifest's ``redact``
+paths name, and tool inputs and failure reports as they may be stored, logged or answered.
 
-A mapping or list is copied only from its first masked item on, and comes back itself
-when nothing in it is masked.
+In a JSON value, the values of secret-named keys and the credentials in strings (keys
+among them) are masked. A manifest's dotted ``redact`` path names nested keys
+(``passenger.passport``), masked whole as ``manifest``; lists are traversed, so
+``passengers.passport`` masks the key in every element. A mapping or list is copied only
+from its first masked item on, and comes back itself when nothing in it is masked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from itertools import islice
 from typing import Final
 
-from errord.decide.model import JSONValue
-from errord.decide.redact.kinds import LONGEST_KEY, key_kind
-from errord.decide.redact.markers import is_marker, marker
+from msgspec import structs
+
+from errord.decide.model import FailureReport, JSONValue, ToolFailure
+from errord.decide.redact.kinds import LONGEST_KEY, MANIFEST, is_marker, key_kind, marker
 from errord.decide.redact.text import redact_text
 
 _KEY_CACHE_SIZE: Final = 4096
@@ -82,3 +86,58 @@ def _key_facts(key: str) -> tuple[str, str]:
 def _holds_value(item: JSONValue) -> bool:
     """Whether a secret-named key's value can be a secret: not null, a flag or empty."""
     return item is not None and not isinstance(item, bool) and item not in ("", {}, [])
+
+
+def mask_path(value: JSONValue, keys: list[str]) -> JSONValue:
+    """``value`` with what the path ``keys`` (a dotted path, split) names masked; ``value``
+    itself when the path names nothing, or only what is masked already."""
+    if isinstance(value, list):
+        items = [mask_path(item, keys) for item in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
+    if not isinstance(value, Mapping) or keys[0] not in value:
+        return value
+    current = value[keys[0]]
+    if len(keys) > 1:
+        new = mask_path(current, keys[1:])
+    else:
+        new = current if current == MANIFEST else MANIFEST
+    return value if new is current else {**value, keys[0]: new}
+
+
+def redact(arguments: Mapping[str, JSONValue], paths: Iterable[str] = ()) -> dict[str, JSONValue]:
+    """``arguments`` with secret-named keys, credentials and the dotted ``paths`` masked;
+    ``arguments`` itself when nothing is (and it is a dict).
+
+    A path names nested keys (``passenger.passport``); lists are traversed, so
+    ``passengers.passport`` masks the key in every element.
+    """
+    masked = redact_json(arguments)
+    for path in paths:
+        masked = mask_path(masked, path.split("."))
+    return masked if isinstance(masked, dict) else dict(masked)
+
+
+def redact_report(report: FailureReport, paths: Iterable[str] = ()) -> FailureReport:
+    """``report`` as it may be stored: its arguments (and the manifest's ``paths`` in them),
+    error message, exception type and partial result masked; ``report`` itself when
+    nothing is."""
+    arguments = redact(report.arguments, paths)
+    error = _redact_failure(report.error)
+    if arguments is report.arguments and error is report.error:
+        return report
+    return structs.replace(report, arguments=arguments, error=error)
+
+
+def _redact_failure(error: ToolFailure) -> ToolFailure:
+    message = redact_text(error.message)
+    exception_type = redact_text(error.exception_type)
+    partial_result = redact_json(error.partial_result)
+    if (
+        message is error.message
+        and exception_type is error.exception_type
+        and partial_result is error.partial_result
+    ):
+        return error
+    return structs.replace(
+        error, message=message, exception_type=exception_type, partial_result=partial_result
+    )

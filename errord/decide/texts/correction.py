@@ -5,6 +5,12 @@ that does not exist, the known tools closest to the name it asked for.
 The parameter comes from the schema violations of the reported arguments when there
 are some, else from the error message: a quoted name, or a parameter of the schema that
 the message names ("No query provided").
+
+Two failures the model caused are "the same mistake" in a turn (``mistake_key``) when
+they have the same tool, the same error (its signature: errord.decide.memory.signature)
+and the same parameter to correct. A model that re-issues a bad call under fresh
+tool-call ids makes the same mistake each time; the turn counts how often the model was
+handed it (errord.state.turns), so that it is not told forever.
 """
 
 from __future__ import annotations
@@ -14,12 +20,21 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 
+import msgspec
 from msgspec import structs
 
 from errord.decide.arguments.validators import CallValidator, required_parameters
-from errord.decide.classify import framed_parameter
-from errord.decide.memory.signature import CACHED_MESSAGES
-from errord.decide.model import Correction, ErrorCode, JSONValue, ParameterProblem
+from errord.decide.classify import fault_of, framed_parameter
+from errord.decide.memory.signature import CACHED_MESSAGES, Signature
+from errord.decide.model import (
+    Classification,
+    Correction,
+    ErrorCode,
+    FailureReport,
+    Fault,
+    JSONValue,
+    ParameterProblem,
+)
 from errord.decide.policy.context import DecisionContext
 
 CLOSEST_TOOLS = 5
@@ -216,3 +231,27 @@ def _retry_hint(tool: str, parameter: str, mistaken: str, *, has_example: bool) 
         f"Call {tool} again {what}{like}. If the user did not give the information "
         "it needs, ask them for it."
     )
+
+
+_encode = msgspec.json.Encoder().encode
+
+
+def mistake_key(
+    report: FailureReport,
+    error: Signature,
+    classification: Classification,
+    problems: tuple[ParameterProblem, ...],
+    schema: Mapping[str, JSONValue] | None,
+) -> str:
+    """The mistake ``report`` is, as a key: empty for a failure the model's call did not
+    cause (errord.decide.classify.fault)."""
+    code = classification.code
+    if not problems and fault_of(classification) is not Fault.ARGUMENTS:
+        return ""
+    parameter = ""
+    if code is not ErrorCode.TOOL_NOT_FOUND:
+        parameter = corrected_parameter(
+            problems, report.error.message, schema, classification.parameter
+        )
+    # A JSON array: unambiguous whatever the tool and parameter names hold.
+    return _encode((report.tool, error.key, parameter)).decode()
