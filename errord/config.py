@@ -110,7 +110,7 @@ from errord.decide.health.alerts import AlertThresholds
 from errord.decide.manifest import MAX_COOLDOWN, BreakerPolicy, RetryPolicy
 from errord.decide.manifest.snapshot import ToolDefaults
 from errord.decide.model import RetryBudget
-from errord.decide.texts.llm_message import MessageFormat
+from errord.decide.texts.layout import MessageFormat
 from errord.errors import ConfigError
 from errord.limits import MAX_TOOLS, STATE_CAPACITY, Limits
 

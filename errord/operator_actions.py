@@ -15,7 +15,7 @@ from errord.decide.classify import classify
 from errord.decide.health import breaker as breakers
 from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey, MemoryStats, recall
-from errord.decide.memory.signature import signature
+from errord.decide.memory.signatures import signature
 from errord.decide.model import BreakerState, ErrorCode, ToolFailure
 from errord.decide.model.events import BreakerChanged, TraceEvent
 from errord.decide.model.scope import scoped_name, tool_key

@@ -25,7 +25,7 @@ from errord.decide.model import (
 )
 from errord.decide.policy import default_policy
 from errord.decide.policy.backoff import Jitter
-from errord.decide.texts.llm_message import MessageFormat
+from errord.decide.texts.layout import MessageFormat
 from errord.handler import ErrorHandler
 from errord.operator_actions import OperatorActions
 from errord.state.memory_retention import MemoryBounds

@@ -14,7 +14,7 @@ import msgspec
 
 from errord.decide.engine.views import Reads
 from errord.decide.manifest.snapshot import ManifestSnapshot
-from errord.decide.memory.signature import Signature
+from errord.decide.memory.signatures import Signature
 from errord.decide.model import Classification, FailureReport
 
 REMEMBERED = 10_000

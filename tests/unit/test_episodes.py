@@ -11,7 +11,7 @@ import pytest
 
 from errord.decide.manifest import ToolManifest
 from errord.decide.manifest.snapshot import ManifestSnapshot
-from errord.decide.memory.signature import signature
+from errord.decide.memory.signatures import signature
 from errord.decide.model import (
     Action,
     EpisodeOutcome,

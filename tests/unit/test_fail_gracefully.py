@@ -12,7 +12,7 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
-from errord.decide.manifest import BreakerPolicy, ToolManifest
+from errord.decide.manifest import BreakerPolicy, ToolManifest, ToolPart
 from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
@@ -25,7 +25,7 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.decide.policy import default_policy
-from errord.decide.policy.context import CallPart, DecisionContext, PlanPart, ToolPart, TurnPart
+from errord.decide.policy.context import CallPart, DecisionContext, PlanPart, TurnPart
 from errord.decide.policy.plan import Waiting
 from errord.decide.policy.verdict import Verdict
 from errord.decide.texts.messages import compose

@@ -13,7 +13,7 @@ from errord.decide.manifest import ToolManifest
 from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Action, ErrorCode, FailureReport, ToolFailure
 from errord.decide.texts.correction import named_parameter, stated_kind
-from errord.decide.texts.llm_message import MessageFormat
+from errord.decide.texts.layout import MessageFormat
 from tests.harness import Harness, failure_report
 
 SEARCH_SCHEMA = {

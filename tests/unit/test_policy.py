@@ -10,7 +10,7 @@ from msgspec.structs import replace
 
 from errord.decide.classify import classify
 from errord.decide.engine import Engine
-from errord.decide.manifest import ClassificationRule, RetryPolicy, ToolManifest
+from errord.decide.manifest import ClassificationRule, RetryPolicy, ToolManifest, ToolPart
 from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
@@ -23,7 +23,7 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.decide.policy import RecoveryPolicy, default_policy
-from errord.decide.policy.context import CallPart, DecisionContext, ToolPart, TurnPart
+from errord.decide.policy.context import CallPart, DecisionContext, TurnPart
 from errord.decide.policy.fallbacks import Escalate, Fallback, UseAlternative
 from errord.decide.policy.gates import RetryGate
 from errord.decide.policy.verdict import Verdict

@@ -13,7 +13,7 @@ from errord.decide.engine import Engine
 from errord.decide.manifest import BreakerPolicy, ToolManifest
 from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey
-from errord.decide.memory.signature import signature
+from errord.decide.memory.signatures import signature
 from errord.decide.model import Classification, ErrorCode, FailureReport, ToolFailure
 from errord.decide.policy import default_policy
 from tests.fakes import FixedJitter

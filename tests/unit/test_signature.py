@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.memory.signature import FINGERPRINT_CHARS, fingerprint, signature
+from errord.decide.memory.signatures import FINGERPRINT_CHARS, fingerprint, signature
 from errord.decide.model import ErrorCode
 
 SAME = [

@@ -77,7 +77,6 @@ from errord.decide.arguments.schemas import (
     unresolved_reference,
 )
 from errord.decide.arguments.violations import KIND_RANK, Violation, ViolationKind
-from errord.decide.manifest import ToolManifest
 
 __all__ = [
     "CallValidator",
@@ -206,15 +205,6 @@ class Validators:
                 validator.example()  # built now, where a reload runs: off the event loop
                 validators[tool] = validator
         return cls(validators, invalid)
-
-    @classmethod
-    def from_manifests(cls, manifests: Iterable[ToolManifest]) -> Validators:
-        """From manifests (a ``ManifestSnapshot``): their ``parameters`` and ``redact``."""
-        listed = list(manifests)
-        return cls.from_schemas(
-            {manifest.name: manifest.parameters for manifest in listed},
-            {manifest.name: manifest.redact for manifest in listed},
-        )
 
     def for_tool(self, name: str) -> CallValidator | None:
         """The tool's validator; None when it has no schema, or an invalid one."""

@@ -1,6 +1,6 @@
 """The phrases of a message that name a cause, in the three tiers ``classify`` reads them:
 those that override the status and the exception type, those that name one cause, and
-generic words. Patterns are lowercase regexes (see ``tier``).
+generic words. Patterns are lowercase regexes (see ``rules``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""What deciding on a failure reads of the state, said before its state is read.
+"""What the engine reads of the state: the views its caller hands it (``CallHistory``,
+``TurnHistory``, ``ToolActivity`` and the ``...Views`` of breakers, windows and memory, as
+errord.state's projections offer them; ``no_...`` for a state that holds nothing), and
+what deciding on one failure reads of them, said before they are read (``Reads``).
 
 The caller must hold in memory every state a decision reads (errord.handler reads
 back what a projection dropped for room). Beyond the call and the turn, that is the
@@ -12,13 +15,114 @@ answered from the trace (a repeat) is never classified at all.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Protocol
+
 from errord.decide.classify import classify, names_of, with_fault
 from errord.decide.manifest import ToolManifest
 from errord.decide.manifest.snapshot import ManifestSnapshot
-from errord.decide.memory import MemoryKey
-from errord.decide.memory.signature import Signature, signature
-from errord.decide.model import Classification, FailureReport
+from errord.decide.memory import MemoryKey, MemoryStats
+from errord.decide.memory.signatures import Signature, signature
+from errord.decide.model import (
+    BreakerState,
+    CallProgress,
+    Classification,
+    Episode,
+    FailureReport,
+    PlannedCall,
+    RateWindow,
+    RetryBudget,
+)
 from errord.decide.model.scope import tool_key
+
+
+class CallHistory(Protocol):
+    """What the engine reads of a call's past (errord.state.calls.CallState)."""
+
+    def delay_granted(self, tool: str) -> float: ...
+
+    def refused(self, tool: str) -> int: ...
+
+    @property
+    def failed_tools(self) -> frozenset[str]: ...
+
+    @property
+    def corrections(self) -> int: ...
+
+    def awaited_by(self, tool: str, attempt: int) -> Episode | None: ...
+
+
+class TurnHistory(Protocol):
+    """What the engine reads of a turn (errord.state.turns.TurnState)."""
+
+    @property
+    def began_at(self) -> datetime: ...
+
+    @property
+    def calls(self) -> tuple[str, ...]: ...
+
+    @property
+    def retries(self) -> int: ...
+
+    @property
+    def deadline(self) -> datetime | None: ...
+
+    @property
+    def retry_budget(self) -> RetryBudget | None: ...
+
+    @property
+    def corrections(self) -> int: ...
+
+    def told(self, mistake: str) -> int: ...
+
+    @property
+    def plan(self) -> tuple[PlannedCall, ...]: ...
+
+    @property
+    def progress(self) -> Mapping[str, CallProgress]: ...
+
+
+MemoryViews = Callable[[str, str], MemoryStats | None]
+"""What episodic memory holds of a tool's error, by tool and signature key."""
+
+
+def no_memory(tool: str, signature_key: str) -> MemoryStats | None:
+    return None
+
+
+BreakerViews = Callable[[str], BreakerState | None]
+"""A tool's breaker as decisions see it (errord.state.breakers), None if it never changed."""
+
+
+def no_breakers(tool: str) -> BreakerState | None:
+    return None
+
+
+WindowViews = Callable[[str], RateWindow | None]
+"""A tool's rate-limit window (errord.state.rate_windows), None if it never had one."""
+
+
+def no_windows(tool: str) -> RateWindow | None:
+    return None
+
+
+class ToolActivity(Protocol):
+    """What the engine reads of a tool's activity for every call (errord.state.tool_stats)."""
+
+    @property
+    def succeeded_at(self) -> datetime | None: ...
+
+    @property
+    def reset_at(self) -> datetime | None: ...
+
+
+ActivityViews = Callable[[str], ToolActivity | None]
+"""A tool's activity, None if no report of it was recorded."""
+
+
+def no_activity(tool: str) -> ToolActivity | None:
+    return None
 
 
 class Reads:

@@ -14,33 +14,44 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from errord.decide.model import Action, Decision, ErrorClass, ErrorCode, RateWindow
-from errord.decide.policy.context import DecisionContext, own_request
+from errord.decide.model import (
+    Action,
+    Classification,
+    Decision,
+    ErrorClass,
+    ErrorCode,
+    RateWindow,
+)
 
 
-def is_rate_limit(context: DecisionContext) -> bool:
+def is_rate_limit(classification: Classification, was_refused: bool) -> bool:
     """True for a failure in which the tool's backend limited the call's rate: transient
-    RATE_LIMITED, and not errord's own refusal of an attempt."""
-    classification = context.classification
+    RATE_LIMITED, and not errord's own refusal of an attempt (``was_refused``)."""
     return (
         classification.code is ErrorCode.RATE_LIMITED
         and classification.error_class is ErrorClass.TRANSIENT
-        and not context.call.was_refused
+        and not was_refused
     )
 
 
-def window_after(context: DecisionContext, decision: Decision) -> RateWindow | None:
-    """The tool's rate-limit window once the rate limit ``context`` reports is counted: until
-    the wait the tool asked for, else the retry's delay (the longest computed delay when
-    it is not retried); None when the window in force already lasts as long."""
-    asked = own_request(context)
+def window_after(
+    window: RateWindow | None,
+    now: datetime,
+    asked: float | None,
+    decision: Decision,
+    max_delay: float,
+) -> RateWindow | None:
+    """The tool's rate-limit window ``window`` once a rate limit reported at ``now`` is
+    counted: until the wait the tool asked for (``asked`` seconds, its Retry-After), else
+    the retry's delay (``max_delay``, the longest computed delay, when it is not retried);
+    None when the window in force already lasts as long."""
     if asked is not None:
         wait = asked
     elif decision.action is Action.RETRY:
         wait = decision.delay
     else:
-        wait = context.manifest.retry_policy.max_delay
-    return lengthened(context.breaker.window, context.now, wait, asked)
+        wait = max_delay
+    return lengthened(window, now, wait, asked)
 
 
 def lengthened(

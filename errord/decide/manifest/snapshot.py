@@ -7,14 +7,31 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from msgspec import structs
+import msgspec
+from msgspec import Struct, structs
 
 from errord.decide.arguments.validators import CallValidator, Validators
-from errord.decide.manifest import MAX_TIMEOUT, BreakerPolicy, RetryPolicy, ToolManifest
+from errord.decide.manifest.records import MAX_TIMEOUT, BreakerPolicy, RetryPolicy, ToolManifest
 from errord.decide.model import JSONValue, ToolDeclaration
-from errord.decide.policy.context import ToolPart
 
 MADE_LIMIT = 10_000
+
+
+class ToolPart(Struct, frozen=True, gc=False):
+    """What a decision knows of a tool from the manifests (its part of the decision's
+    context: errord.decide.policy.context): the same for every failure of the tool while
+    one snapshot is in force."""
+
+    manifest: ToolManifest
+    """The tool's manifest, or the default one when it has none."""
+    default_policy: bool
+    """True when the tool has no manifest."""
+    known_tools: frozenset[str] = frozenset()
+    """Names of every tool with a manifest."""
+    alternative_timeouts: Mapping[str, float] = msgspec.field(default_factory=dict)
+    """The timeout of each of the tool's alternatives."""
+    validator: CallValidator | None = None
+    """The tool's argument schema, compiled; None when it has none."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +66,10 @@ class ManifestSnapshot:
         self._by_name = by_name
         self.names = frozenset(by_name)
         """Every tool with a manifest."""
-        self.validators = Validators.from_manifests(by_name.values())
+        self.validators = Validators.from_schemas(
+            {name: manifest.parameters for name, manifest in by_name.items()},
+            {name: manifest.redact for name, manifest in by_name.items()},
+        )
         """Each tool's argument schema, compiled (and its example built) once for the
         snapshot's life: here, in the worker thread of a reload, not on a request."""
         self._made: dict[str, ToolManifest] = {}

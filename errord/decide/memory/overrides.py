@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from errord.decide.memory import MemoryKey, MemoryStats, recall
-from errord.decide.model import Action
+from errord.decide.memory.recoveries import MemoryStats, recall
+from errord.decide.model import Action, MemoryKey
 
 OVERRIDE_SHARE = 0.75
 """Of the told retries memory needs to stop retrying, those that make a candidate."""

@@ -16,24 +16,12 @@ from typing import ClassVar, TypeAlias
 
 from msgspec import Struct
 
-from errord.decide.memory import MemoryKey
-from errord.decide.model import (
-    BreakerChange,
-    BreakerState,
-    CallKey,
-    ClosedEnum,
-    ClosedEpisode,
-    Decision,
-    Episode,
-    FailureReport,
-    OutcomeReport,
-    PlannedCall,
-    RateWindow,
-    ReportKey,
-    RetryBudget,
-    TurnSummary,
-)
+from errord.decide.model.decisions import Decision
+from errord.decide.model.failures import CallKey, ClosedEnum, FailureReport, ReportKey
+from errord.decide.model.outcomes import ClosedEpisode, Episode, MemoryKey, OutcomeReport
 from errord.decide.model.scope import tool_key
+from errord.decide.model.tool_state import BreakerChange, BreakerState, RateWindow
+from errord.decide.model.turns import PlannedCall, RetryBudget, TurnSummary
 
 
 class EventKind(ClosedEnum):

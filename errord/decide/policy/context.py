@@ -14,8 +14,7 @@ from datetime import datetime
 
 from msgspec import Struct, field
 
-from errord.decide.arguments.validators import CallValidator
-from errord.decide.manifest import ToolManifest
+from errord.decide.manifest import ToolManifest, ToolPart
 from errord.decide.memory import Evidence
 from errord.decide.model import (
     CLOSED_BREAKER,
@@ -28,21 +27,6 @@ from errord.decide.model import (
     RetryBudget,
 )
 from errord.decide.policy.plan import Waiting
-
-
-class ToolPart(Struct, frozen=True, gc=False):
-    """What is known of the failing tool."""
-
-    manifest: ToolManifest
-    """The tool's manifest, or the default one when it has none."""
-    default_policy: bool
-    """True when the tool has no manifest."""
-    known_tools: frozenset[str] = frozenset()
-    """Names of every tool with a manifest."""
-    alternative_timeouts: Mapping[str, float] = field(default_factory=dict)
-    """The timeout of each of the tool's alternatives."""
-    validator: CallValidator | None = None
-    """The tool's argument schema, compiled; None when it has none."""
 
 
 class CallPart(Struct, frozen=True, gc=False):

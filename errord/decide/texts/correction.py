@@ -7,7 +7,7 @@ are some, else from the error message: a quoted name, or a parameter of the sche
 the message names ("No query provided").
 
 Two failures the model caused are "the same mistake" in a turn (``mistake_key``) when
-they have the same tool, the same error (its signature: errord.decide.memory.signature)
+they have the same tool, the same error (its signature: errord.decide.memory.signatures)
 and the same parameter to correct. A model that re-issues a bad call under fresh
 tool-call ids makes the same mistake each time; the turn counts how often the model was
 handed it (errord.state.turns), so that it is not told forever.
@@ -25,7 +25,7 @@ from msgspec import structs
 
 from errord.decide.arguments.validators import CallValidator, required_parameters
 from errord.decide.classify import fault_of, framed_parameter
-from errord.decide.memory.signature import CACHED_MESSAGES, Signature
+from errord.decide.memory.signatures import CACHED_MESSAGES, Signature
 from errord.decide.model import (
     Classification,
     Correction,

@@ -3,7 +3,7 @@
 The guidance is structured so the model can correct its own call: a note on
 what the failure is, then what to do, chosen by the verdict's action and the
 kind of failure (errord.decide.texts.wording.Cause), then a line for each call waiting
-on this one. For a call the model must correct, errord.decide.texts.llm_message adds
+on this one. For a call the model must correct, errord.decide.texts.layout adds
 the parameters the tool requires with an example call built from its JSON
 schema, or the tools that exist when it named one that does not; that module
 lays the message out as text or JSON.
@@ -16,7 +16,7 @@ import json
 from errord.decide.model import Action, Correction, ErrorClass, ErrorCode, RefusalKind
 from errord.decide.policy.context import DecisionContext
 from errord.decide.policy.verdict import Verdict
-from errord.decide.texts.llm_message import MessageFormat, ModelMessage, render
+from errord.decide.texts.layout import MessageFormat, ModelMessage, render
 from errord.decide.texts.wording import Cause, Fields, cause, clip
 
 _TRANSIENT = "Do not call {tool} again in this turn."

@@ -5,7 +5,7 @@ its refusal (or the failure's kind where the action alone does not say enough),
 and filled from one set of fields (errord.decide.texts.wording). Each audience's words
 live in a module of their own: the reason and the technical message in
 errord.decide.texts.reasons, the model's guidance in errord.decide.texts.guidance, the
-user's message in errord.decide.texts.user_message. ``compose`` writes all four.
+user's message in errord.decide.texts.user_words. ``compose`` writes all four.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from errord.decide.model import Correction
 from errord.decide.policy.context import DecisionContext
 from errord.decide.policy.verdict import Verdict
 from errord.decide.texts.guidance import correction_message, llm_message
-from errord.decide.texts.llm_message import MessageFormat
+from errord.decide.texts.layout import MessageFormat
 from errord.decide.texts.reasons import consequence_reasons, reason, technical
-from errord.decide.texts.user_message import user_message
+from errord.decide.texts.user_words import user_message
 from errord.decide.texts.wording import Fields
 
 __all__ = ["Messages", "compose", "consequence_reasons", "correction_message"]

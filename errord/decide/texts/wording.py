@@ -1,7 +1,7 @@
 """The vocabulary every text of a decision shares: the fields its templates name.
 
 A decision's texts (errord.decide.texts.reasons, errord.decide.texts.guidance and
-errord.decide.texts.user_message) are templates filled by one ``Fields``: the refusal
+errord.decide.texts.user_words) are templates filled by one ``Fields``: the refusal
 ("No retry: ..."), delays in milliseconds, the tool's label, the alternatives
 that were not usable, the corrections left. The fields that stay the same for
 every failure of one tool with one code (the tool, its label, the code) are
