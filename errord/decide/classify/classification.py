@@ -88,6 +88,7 @@ __all__ = [
     "SEARCHED_CHARS",
     "WORDS",
     "WORD_TIER",
+    "OverrideRule",
     "Rule",
     "Tier",
     "classify",

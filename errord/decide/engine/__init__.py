@@ -1,4 +1,12 @@
-"""The engine (placeholder)."""
+"""The engine: one decision put together from the stages before it, pure and synchronous.
+
+``engine`` holds the ``Engine``: it classifies a report, steps the tool's breaker, reads
+episodic memory, builds the decision's context (``context_parts``), lets the policy
+decide, words the verdict and says what to record (``recording``: the decision, its
+episodes, the breaker's transitions, a rate-limit window, as trace events). It reads
+the state its caller hands it (``views``), which the caller commits; no gRPC, no SQL
+and no awaits in here.
+"""
 
 from errord.decide.engine.context_parts import ARGUMENT_CODES, NO_HISTORY
 from errord.decide.engine.engine import (

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from errord.decide.arguments.validators import CallValidator
+from errord.decide.arguments import CallValidator
 from errord.decide.engine.views import BreakerViews, ToolActivity, TurnHistory
-from errord.decide.manifest import ToolManifest
-from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.decide.manifest import ManifestSnapshot, ToolManifest
 from errord.decide.model import (
     BreakerPhase,
     CallStatus,
@@ -20,15 +19,16 @@ from errord.decide.model import (
     FailureReport,
     ParameterProblem,
     PlannedCall,
+    tool_key,
 )
-from errord.decide.model.scope import tool_key
-from errord.decide.policy.context import (
+from errord.decide.policy import (
     PlanPart,
     ToolHistory,
     TurnPart,
+    Waiting,
+    waiting_on,
 )
-from errord.decide.policy.plan import Waiting, waiting_on
-from errord.decide.texts.correction import (
+from errord.decide.texts import (
     problems_of,
 )
 

@@ -47,9 +47,8 @@ from errord.decide.engine.views import (
     no_windows,
 )
 from errord.decide.health import breaker as breakers
-from errord.decide.health.admission import was_refused
-from errord.decide.health.rate_limits import is_rate_limit, window_after
-from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.decide.health import is_rate_limit, was_refused, window_after
+from errord.decide.manifest import ManifestSnapshot
 from errord.decide.memory import recall
 from errord.decide.model import (
     CLOSED_BREAKER,
@@ -59,38 +58,35 @@ from errord.decide.model import (
     EpisodeOutcome,
     ErrorClass,
     ErrorCode,
+    EventDetail,
+    FailureEvent,
     FailureReport,
     Fault,
     JSONValue,
     Outcome,
-    OutcomeReport,
-)
-from errord.decide.model.events import (
-    EventDetail,
-    FailureEvent,
     OutcomeEvent,
+    OutcomeReport,
     TurnBegan,
 )
-from errord.decide.policy import RecoveryPolicy
-from errord.decide.policy.context import (
+from errord.decide.policy import (
     BreakerPart,
     CallPart,
     DecisionContext,
+    RecoveryPolicy,
+    Verdict,
     own_request,
+    probe_role,
 )
-from errord.decide.policy.verdict import Verdict, probe_role
-from errord.decide.texts.correction import (
-    argument_correction,
-    correction_for,
-    mistake_key,
-    problems_of,
-)
-from errord.decide.texts.layout import MessageFormat
-from errord.decide.texts.messages import (
+from errord.decide.texts import (
+    MessageFormat,
     Messages,
+    argument_correction,
     compose,
     consequence_reasons,
+    correction_for,
     correction_message,
+    mistake_key,
+    problems_of,
 )
 
 

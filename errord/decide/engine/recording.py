@@ -10,31 +10,29 @@ from datetime import datetime, timedelta
 
 from errord.decide.engine.views import CallHistory
 from errord.decide.health import breaker as breakers
-from errord.decide.manifest.snapshot import ManifestSnapshot
-from errord.decide.memory.signatures import Signature
+from errord.decide.manifest import ManifestSnapshot
+from errord.decide.memory import Signature
 from errord.decide.model import (
     Action,
+    BreakerChanged,
     ClosedEpisode,
     Consequence,
     Correction,
     Decision,
     Episode,
     EpisodeOutcome,
+    EventDetail,
     FailureReport,
     Probe,
+    RateLimited,
     RateWindow,
     Recalled,
 )
-from errord.decide.model.events import (
-    BreakerChanged,
-    EventDetail,
-    RateLimited,
-)
-from errord.decide.policy.context import (
+from errord.decide.policy import (
     DecisionContext,
+    Verdict,
 )
-from errord.decide.policy.verdict import Verdict
-from errord.decide.texts.messages import (
+from errord.decide.texts import (
     Messages,
 )
 

@@ -20,10 +20,8 @@ from datetime import datetime
 from typing import Protocol
 
 from errord.decide.classify import classify, names_of, with_fault
-from errord.decide.manifest import ToolManifest
-from errord.decide.manifest.snapshot import ManifestSnapshot
-from errord.decide.memory import MemoryKey, MemoryStats
-from errord.decide.memory.signatures import Signature, signature
+from errord.decide.manifest import ManifestSnapshot, ToolManifest
+from errord.decide.memory import MemoryKey, MemoryStats, Signature, signature
 from errord.decide.model import (
     BreakerState,
     CallProgress,
@@ -33,8 +31,8 @@ from errord.decide.model import (
     PlannedCall,
     RateWindow,
     RetryBudget,
+    tool_key,
 )
-from errord.decide.model.scope import tool_key
 
 
 class CallHistory(Protocol):

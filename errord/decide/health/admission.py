@@ -25,6 +25,7 @@ from errord.decide.health import breaker as breakers
 from errord.decide.manifest import ToolManifest
 from errord.decide.model import (
     CLOSED_BREAKER,
+    BreakerChanged,
     BreakerPhase,
     BreakerState,
     ErrorCode,
@@ -35,7 +36,6 @@ from errord.decide.model import (
     ReportKey,
     ToolFailure,
 )
-from errord.decide.model.events import BreakerChanged
 
 
 @dataclass(frozen=True, slots=True)

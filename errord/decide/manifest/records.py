@@ -10,8 +10,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from errord.decide.arguments.regexes import LinearPattern, compile_linear
-from errord.decide.classify.rules import SEARCHED_CHARS
+from errord.decide.arguments import LinearPattern, compile_linear
+from errord.decide.classify import SEARCHED_CHARS
 from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue, ToolFailure
 
 MAX_TIMEOUT = 86_400.0

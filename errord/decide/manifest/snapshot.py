@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import msgspec
 from msgspec import Struct, structs
 
-from errord.decide.arguments.validators import CallValidator, Validators
+from errord.decide.arguments import CallValidator, Validators
 from errord.decide.manifest.records import MAX_TIMEOUT, BreakerPolicy, RetryPolicy, ToolManifest
 from errord.decide.model import JSONValue, ToolDeclaration
 

@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping
 import msgspec
 from msgspec import structs
 
-from errord.decide.arguments.validators import CallValidator, required_parameters
+from errord.decide.arguments import CallValidator, required_parameters
 from errord.decide.classify import fault_of, framed_parameter
-from errord.decide.memory.signatures import CACHED_MESSAGES, Signature
+from errord.decide.memory import CACHED_MESSAGES, Signature
 from errord.decide.model import (
     Classification,
     Correction,
@@ -35,7 +35,7 @@ from errord.decide.model import (
     JSONValue,
     ParameterProblem,
 )
-from errord.decide.policy.context import DecisionContext
+from errord.decide.policy import DecisionContext
 
 CLOSEST_TOOLS = 5
 """Known tools named for a tool that does not exist."""

@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 
 from errord.decide.model import Action, Correction, ErrorClass, ErrorCode, RefusalKind
-from errord.decide.policy.context import DecisionContext
-from errord.decide.policy.verdict import Verdict
+from errord.decide.policy import DecisionContext, Verdict
 from errord.decide.texts.layout import MessageFormat, ModelMessage, render
 from errord.decide.texts.wording import Cause, Fields, cause, clip
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 from msgspec import Struct
 
 from errord.decide.model import Correction
-from errord.decide.policy.context import DecisionContext
-from errord.decide.policy.verdict import Verdict
+from errord.decide.policy import DecisionContext, Verdict
 from errord.decide.texts.guidance import correction_message, llm_message
 from errord.decide.texts.layout import MessageFormat
 from errord.decide.texts.reasons import consequence_reasons, reason, technical

@@ -12,8 +12,7 @@ from __future__ import annotations
 from msgspec import structs
 
 from errord.decide.model import Action, Consequence, RefusalKind
-from errord.decide.policy.context import DecisionContext
-from errord.decide.policy.verdict import Verdict
+from errord.decide.policy import DecisionContext, Verdict
 from errord.decide.texts.wording import Fields, clip
 
 REASONS: dict[tuple[Action, str], str] = {

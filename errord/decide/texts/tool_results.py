@@ -17,8 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from errord.decide.model import CallProgress, CallStatus, ClosedEnum, Outcome
-from errord.decide.model.events import EventDetail, FailureEvent, OutcomeEvent
+from errord.decide.model import (
+    CallProgress,
+    CallStatus,
+    ClosedEnum,
+    EventDetail,
+    FailureEvent,
+    Outcome,
+    OutcomeEvent,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,7 @@ call that fails says what could not be done and that the rest of the turn goes o
 from __future__ import annotations
 
 from errord.decide.model import Action, ClosedEnum, ErrorClass, ErrorCode, RefusalKind
-from errord.decide.policy.context import DecisionContext
-from errord.decide.policy.verdict import Verdict, probe_role
+from errord.decide.policy import DecisionContext, Verdict, probe_role
 from errord.decide.texts.wording import Fields
 
 

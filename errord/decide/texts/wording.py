@@ -30,11 +30,15 @@ from errord.decide.model import (
     Refusal,
     RefusalKind,
 )
-from errord.decide.policy.backoff import Pacing
-from errord.decide.policy.context import DecisionContext, own_request
-from errord.decide.policy.fallbacks import too_slow
-from errord.decide.policy.gates import since_failed
-from errord.decide.policy.verdict import Verdict, probe_role
+from errord.decide.policy import (
+    DecisionContext,
+    Pacing,
+    Verdict,
+    own_request,
+    probe_role,
+    since_failed,
+    too_slow,
+)
 from errord.decide.texts.summary import label
 
 ECHOED_ERROR_LENGTH = 2_000
