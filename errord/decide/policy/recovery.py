@@ -10,10 +10,10 @@ A decision is reached in three steps over one immutable ``DecisionContext``
    that applies decides (errord.decide.policy.fallbacks).
 
 The policy writes no prose: errord.decide.texts.messages words a ``Verdict``
-(errord.decide.policy.verdict) from its action and refusal. Breakers are a context part, a gate
-and two fallbacks; turn deadlines and episodic memory join the same way. A verdict that
-leaves its call without a result carries its consequences for the calls of the turn's
-plan that wait on it.
+(errord.decide.policy.verdict) from its action and refusal. Breakers are a context part,
+a gate and two fallbacks; turn deadlines and episodic memory join the same way. A
+verdict that leaves its call without a result carries its consequences for the calls of
+the turn's plan that wait on it.
 """
 
 from __future__ import annotations
