@@ -1,12 +1,14 @@
 """errord's packages import one way: each imports only the layers below it, no two packages
 import each other, and the engine (errord.decide) imports no gRPC, SQLite, YAML or asyncio.
 Within the engine, each stage of a decision is a package that imports only the stages
-before it, through their packages; and no module of it is longer than 450 lines."""
+before it, through their packages, and says in its docstring what each of its modules
+holds; and no module of it is longer than 450 lines."""
 
 from __future__ import annotations
 
 import ast
 import graphlib
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -211,6 +213,19 @@ def test_a_stage_module_imports_its_own_stage_by_its_modules() -> None:
         if module != target
     ]
     assert circular == []
+
+
+def test_each_stages_docstring_names_each_of_its_modules() -> None:
+    """A newcomer finds every module of a stage said in the stage's docstring."""
+    unsaid = []
+    for name in DECIDE_STAGES:
+        said = importlib.import_module(f"errord.decide.{name}").__doc__ or ""
+        unsaid += [
+            f"errord.decide.{name}.{path.stem}"
+            for path in sorted((ROOT / "decide" / name).glob("*.py"))
+            if path.stem != "__init__" and f"``{path.stem}``" not in said
+        ]
+    assert unsaid == []
 
 
 def test_the_engines_docstring_draws_its_stages_in_order() -> None:

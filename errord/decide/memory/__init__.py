@@ -1,7 +1,7 @@
 """Episodic memory: what worked before for a tool's error, so that a decision can follow
 it (errord.state.memory keeps it, folded from the trace's episodes).
 
-Two failures are the same error when they have the same signature (``signature``: the
+Two failures are the same error when they have the same signature (``signatures``: the
 normalized code and a fingerprint of the message). Per tool, scope and error, memory
 counts how each recovery turned out (``recoveries``: decayed tallies of bursts, and
 ``recall``, what they say at a moment); errors that retries never fix are suggested as
