@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from errord.assembly import Assembly, assemble
 from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.errors import ConfigError
 from errord.handler import ErrorHandler
 from errord.manifests.files import overlooked

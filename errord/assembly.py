@@ -17,7 +17,7 @@ from pathlib import Path
 
 from errord.config import Settings
 from errord.decide.engine import Engine
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.policy import default_policy
 from errord.manifests.files import load_manifest_dir
 from errord.manifests.root import ManifestRoot

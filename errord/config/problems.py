@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from errord.decide.manifest import MAX_COOLDOWN
-from errord.decide.model_message import MessageFormat
+from errord.decide.texts.layout import MessageFormat
 from errord.errors import InvalidValue, SettingProblem
 
 if TYPE_CHECKING:

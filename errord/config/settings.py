@@ -22,11 +22,11 @@ from errord_client.operator_token import OPERATOR_TOKEN, default_state_directory
 from errord.client_config import ClientSettings
 from errord.config.problems import problems
 from errord.config.settings_file import settings_from_file
-from errord.decide.alerts import AlertThresholds
+from errord.decide.health.alerts import AlertThresholds
 from errord.decide.manifest import BreakerPolicy, RetryPolicy
-from errord.decide.manifest_snapshot import ToolDefaults
+from errord.decide.manifest.snapshot import ToolDefaults
 from errord.decide.model import RetryBudget
-from errord.decide.model_message import MessageFormat
+from errord.decide.texts.layout import MessageFormat
 from errord.errors import InvalidSettings
 from errord.limits import MAX_TOOLS, STATE_CAPACITY, Limits
 

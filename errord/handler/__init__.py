@@ -22,19 +22,10 @@ from typing import TypeVar, cast
 from msgspec import structs
 
 from errord.clock import Clock
-from errord.decide.admission import Admission, admit, refusal
-from errord.decide.correction import closest_tools
 from errord.decide.engine import CallCheck, Engine
-from errord.decide.events import (
-    EventDetail,
-    EventKind,
-    FailureEvent,
-    OutcomeEvent,
-    TraceEvent,
-    TurnBegan,
-    TurnEnded,
-)
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.engine.views import Reads
+from errord.decide.health.admission import Admission, admit, refusal
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey, MemoryStats
 from errord.decide.model import (
     CLOSED_BREAKER,
@@ -50,11 +41,26 @@ from errord.decide.model import (
     RetryBudget,
     TurnSummary,
 )
-from errord.decide.reads import Reads
-from errord.decide.reconcile import HeldResult, Reconciliation, ToolCall, reconcile
+from errord.decide.model.events import (
+    EventDetail,
+    EventKind,
+    FailureEvent,
+    OutcomeEvent,
+    TraceEvent,
+    TurnBegan,
+    TurnEnded,
+)
 from errord.decide.redact import redact, redact_json, redact_report
-from errord.decide.summary import summarize
-from errord.decide.synthesized import synthesized, tells_fate
+from errord.decide.texts.correction import closest_tools
+from errord.decide.texts.summary import summarize
+from errord.decide.texts.tool_results import (
+    HeldResult,
+    Reconciliation,
+    ToolCall,
+    reconcile,
+    synthesized,
+    tells_fate,
+)
 from errord.errors import (
     FieldViolation,
     InvalidRequest,
@@ -169,7 +175,7 @@ class ErrorHandler:
     async def admit_call(
         self, key: ReportKey, arguments: dict[str, JSONValue], scope: str = ""
     ) -> tuple[Admission, Decision | None, bool]:
-        """Whether attempt ``key`` may run in ``scope`` (errord.decide.admission): the
+        """Whether attempt ``key`` may run in ``scope`` (errord.decide.health.admission): the
         admission, the recorded decision on a refused attempt, and True if the attempt was
         asked about before. A probe claimed is committed before the answer.
 
@@ -278,7 +284,7 @@ class ErrorHandler:
         plan: Sequence[PlannedCall] = (),
     ) -> tuple[TraceEvent, bool]:
         """Begin ``turn_id`` with ``deadline`` (None: the default), ``budget`` (None: the
-        daemon's) and ``plan`` (a valid one: errord.decide.plan.plan_problems); the recorded
+        daemon's) and ``plan`` (a valid one: errord.decide.policy.plan.plan_problems); the recorded
         event, and True if it was begun before with these values.
 
         Raises InvalidRequest for a deadline already past, ReportConflict for a turn that
@@ -405,7 +411,7 @@ class ErrorHandler:
             after = events[-1].sequence
 
     def breaker(self, key: str) -> BreakerState | None:
-        """The breaker of a tool in a scope (its key: errord.decide.scope) as decisions see
+        """The breaker of a tool in a scope (its key: errord.decide.model.scope) as decisions see
         it; None if it never changed."""
         return self._state.breakers.view(key)
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeAlias, TypeVar
 
-from errord.decide.admission import was_refused
-from errord.decide.events import (
+from errord.decide.health.admission import was_refused
+from errord.decide.model import Decision, FailureReport, OutcomeReport, ReportKey, TurnSummary
+from errord.decide.model.events import (
     EventDetail,
     EventKind,
     FailureEvent,
@@ -26,7 +27,6 @@ from errord.decide.events import (
     TurnBegan,
     TurnEnded,
 )
-from errord.decide.model import Decision, FailureReport, OutcomeReport, ReportKey, TurnSummary
 from errord.errors import ReportConflict, StoreError
 from errord.state.calls import CallState
 from errord.state.memory_retention import MemoryRetention

@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TypeAlias
 
+from errord.decide.engine.views import Reads
 from errord.decide.memory import MemoryKey
 from errord.decide.model import FailureReport, OutcomeReport
-from errord.decide.reads import Reads
 from errord.state.holding import NOTHING_HELD, Holder, Key
 from errord.state.projections import Projections
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from errord.decide.events import EventDetail
-from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.scope import tool_and_scope
+from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.decide.model.events import EventDetail
+from errord.decide.model.scope import tool_and_scope
 from errord.errors import TurnClosed
 from errord.limits import MAX_TOOLS, LimitExceeded, Limits
 from errord.state.projections import Projections
@@ -67,7 +67,7 @@ class Room:
             )
 
     def check_tool(self, key: str, manifests: ManifestSnapshot) -> None:
-        """Raise LimitExceeded when the tool's key (errord.decide.scope) is new (no
+        """Raise LimitExceeded when the tool's key (errord.decide.model.scope) is new (no
         manifest in ``manifests``, no state) and max_tools tools and scopes have state
         already: a tool's manifest does not make room for its scopes."""
         tracked = self.tools_tracked()

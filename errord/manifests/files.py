@@ -32,7 +32,7 @@ the files read (how many, how large in all), file_text.py each file (a regular f
 1 MiB, UTF-8), yaml_bounds.py each document before anything reads it (no
 ``!!python`` tags, a bounded depth and size once aliases are expanded); here a
 ``parameters`` schema and a ``default`` are bounded in values and depth, and every
-regular expression must be one RE2 can run in linear time (errord/decide/regex.py).
+regular expression must be one RE2 can run in linear time (errord/decide/arguments/regexes.py).
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ from typing import Any, TypeVar
 
 from yaml.nodes import MappingNode, Node
 
+from errord.decide.arguments.regexes import compile_linear, unsupported_pattern
+from errord.decide.arguments.schemas import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES, metaschema_problem
 from errord.decide.manifest import (
     MAX_COOLDOWN,
     MAX_TIMEOUT,
@@ -54,12 +56,8 @@ from errord.decide.manifest import (
     RetryPolicy,
     ToolManifest,
 )
-from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
+from errord.decide.manifest.snapshot import ManifestSnapshot, ToolDefaults
 from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue
-from errord.decide.regex import compile_linear
-from errord.decide.schema.metaschema import metaschema_problem
-from errord.decide.schema.regexes import unsupported_pattern
-from errord.decide.schema.size import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES
 from errord.errors import ManifestError, Problem
 from errord.manifests.directory import MANIFEST_SUFFIXES, manifest_paths, not_read, overlooked
 from errord.manifests.root import ManifestRoot
@@ -206,7 +204,8 @@ def _is_dotted_path(path: str) -> bool:
 
 
 def _regex(reader: Reader, node: Node, field: str) -> re.Pattern[str] | None:
-    """A regular expression that RE2 can run (in linear time: see errord/decide/regex.py)."""
+    """A regular expression that RE2 can run (in linear time: see
+    errord/decide/arguments/regexes.py)."""
     pattern = reader.string(node, field)
     if pattern is None:
         return None

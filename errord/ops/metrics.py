@@ -36,7 +36,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from errord.decide.alerts import AlertKind
+from errord.decide.health.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
 from errord.handler import ErrorHandler

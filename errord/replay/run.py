@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from errord.decide.engine import Engine
-from errord.decide.events import BreakerChanged
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.decide.model.events import BreakerChanged
 from errord.replay.compare import Comparison, ReplayScope, ReplaySummary
 from errord.replay.fold import Replayer
 from errord.replay.snapshot import trace_snapshot

@@ -24,9 +24,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from errord.decide.events import BreakerChanged, FailureEvent, TraceEvent
 from errord.decide.model import Action, BreakerChange, BreakerPhase, Decision, FailureReport
-from errord.decide.scope import scoped_name
+from errord.decide.model.events import BreakerChanged, FailureEvent, TraceEvent
+from errord.decide.model.scope import scoped_name
 from errord.state.breaker_feed import BreakerFeed
 from errord.state.feed import TraceFeed
 

@@ -17,7 +17,7 @@ from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import message
 
 from errord.clock import Clock
-from errord.decide.scope import tool_key, tool_of
+from errord.decide.model.scope import tool_key, tool_of
 from errord.errors import NoManifestDirectory, ToolNotFound
 from errord.operator_actions import OperatorActions
 from errord.reload import ManifestReloader
@@ -146,7 +146,7 @@ class OperatorService:
         return operator_responses.recalled_to_proto(remembered, now, verdicts)
 
     def _known_tool(self, tool: str, scope: str = "") -> str:
-        """The key of ``tool`` in ``scope`` (errord.decide.scope), which errord knows."""
+        """The key of ``tool`` in ``scope`` (errord.decide.model.scope), which errord knows."""
         tool, scope = operator_requests.tool_from_proto(tool, scope)
         key = tool_key(tool, scope)
         if not self._board.knows(key):

@@ -23,7 +23,6 @@ from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
 from errord.decide.classify import fault_of
 from errord.decide.engine import CallCheck
-from errord.decide.events import ForgetReason
 from errord.decide.model import (
     Action,
     BreakerChange,
@@ -39,6 +38,7 @@ from errord.decide.model import (
     RateWindow,
     ToolFailure,
 )
+from errord.decide.model.events import ForgetReason
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 E = TypeVar("E", bound=Enum)

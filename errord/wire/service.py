@@ -19,7 +19,7 @@ import grpc
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import message
 
-from errord.decide.events import TraceEvent
+from errord.decide.model.events import TraceEvent
 from errord.handler import ErrorHandler
 from errord.limits import LimitExceeded, Limits
 from errord.wire import requests, responses, tool_policies, turn_requests, turn_responses

@@ -35,8 +35,7 @@ import grpc
 from msgspec import structs
 
 from errord.config import Settings
-from errord.decide.admission import Admission
-from errord.decide.events import TraceEvent
+from errord.decide.health.admission import Admission
 from errord.decide.model import (
     Action,
     Decision,
@@ -46,6 +45,7 @@ from errord.decide.model import (
     OutcomeReport,
     ReportKey,
 )
+from errord.decide.model.events import TraceEvent
 from errord.errors import ConfigError
 from errord.handler import ErrorHandler
 

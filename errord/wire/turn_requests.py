@@ -19,8 +19,8 @@ from errord.decide.model import (
     PlannedCall,
     RetryBudget,
 )
-from errord.decide.plan import plan_problems
-from errord.decide.reconcile import HeldResult, ToolCall
+from errord.decide.policy.plan import plan_problems
+from errord.decide.texts.tool_results import HeldResult, ToolCall
 from errord.errors import InvalidValue
 from errord.wire.bounds import (
     DEFAULT_PAGE_SIZE,

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from errord_client.v1 import errord_pb2 as pb
 
-from errord.decide.events import (
+from errord.decide.memory import MemoryKey
+from errord.decide.model import (
+    CallStatus,
+    FailureReport,
+    OutcomeReport,
+    PlannedCall,
+    RetryBudget,
+    TurnSummary,
+)
+from errord.decide.model.events import (
     BreakerChanged,
     FailureEvent,
     ManifestsReloaded,
@@ -21,17 +30,8 @@ from errord.decide.events import (
     TurnBegan,
     TurnEnded,
 )
-from errord.decide.memory import MemoryKey
-from errord.decide.model import (
-    CallStatus,
-    FailureReport,
-    OutcomeReport,
-    PlannedCall,
-    RetryBudget,
-    TurnSummary,
-)
-from errord.decide.reconcile import Reconciliation
-from errord.decide.scope import tool_and_scope
+from errord.decide.model.scope import tool_and_scope
+from errord.decide.texts.tool_results import Reconciliation
 from errord.wire.responses import (
     WIRE_ACTIONS,
     WIRE_CHANGES,

@@ -39,7 +39,7 @@ from typing import Any
 from errord.assembly import engine_for
 from errord.clock import SystemClock
 from errord.config import Settings
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.handler import ErrorHandler
 from errord.ops import logs
 from errord.ops.logs import LogFormat

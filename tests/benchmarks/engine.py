@@ -26,9 +26,9 @@ from errord_client.v1 import errord_pb2 as pb
 
 from errord.assembly import engine_for
 from errord.config import Settings
-from errord.decide.events import TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import ErrorCode, FailureReport, ToolFailure
+from errord.decide.model.events import TraceEvent
 from errord.state.projections import Projections
 from errord.state.store.rows import event_row
 from errord.wire.requests import failure_report_from_proto

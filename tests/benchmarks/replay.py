@@ -29,8 +29,7 @@ from pathlib import Path
 from errord.assembly import engine_for
 from errord.clock import SystemClock
 from errord.config import Settings
-from errord.decide.events import EventDetail, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     ErrorCode,
@@ -39,6 +38,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.decide.model.events import EventDetail, TraceEvent
 from errord.manifests.files import load_manifest_dir
 from errord.replay import ReplayScope, replay_database
 from errord.replay.fold import ReplayState

@@ -30,8 +30,8 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
 from errord.config import Settings
-from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
+from errord.decide.model.events import OutcomeEvent, TraceEvent
 from errord.errors import WatcherFellBehind
 from errord.state import after_commit
 from errord.state.feed import Subscription, TraceFeed

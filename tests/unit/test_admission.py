@@ -8,10 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from errord.decide.admission import admit
-from errord.decide.events import BreakerChanged, FailureEvent, ManifestsReloaded, TraceEvent
+from errord.decide.health.admission import admit
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     BreakerChange,
@@ -24,6 +23,7 @@ from errord.decide.model import (
     Probe,
     ReportKey,
 )
+from errord.decide.model.events import BreakerChanged, FailureEvent, ManifestsReloaded, TraceEvent
 from errord.errors import TurnClosed
 from errord.state.breaker_feed import EVERY_TOOL, BreakerFeed
 from tests.fakes import FakeClock

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent
 from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     CLOSED_BREAKER,
     Action,
@@ -24,6 +23,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.decide.model.events import BreakerChanged, FailureEvent, OutcomeEvent
 from errord.errors import ToolNotFound
 from errord.handler import ErrorHandler
 from tests.harness import Harness, failure_report

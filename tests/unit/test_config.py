@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from errord.config import Settings, default_db_path
-from errord.decide.alerts import AlertThresholds
+from errord.decide.health.alerts import AlertThresholds
 from errord.decide.manifest import BreakerPolicy
 from errord.errors import ConfigError, InvalidSettings, SettingProblem
 

@@ -13,7 +13,7 @@ import pytest
 
 from errord.config import Settings
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import BURST_GAP, HALF_LIFE
 from errord.decide.model import (
     Action,

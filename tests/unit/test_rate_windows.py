@@ -10,9 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from errord.decide.events import RateLimited
 from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     BreakerPhase,
@@ -20,6 +19,7 @@ from errord.decide.model import (
     ReportKey,
     ToolFailure,
 )
+from errord.decide.model.events import RateLimited
 from errord.wire.tool_policies import tool_policies_to_proto
 from tests.harness import Harness, failure_report
 

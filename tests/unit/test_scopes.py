@@ -1,5 +1,5 @@
 """Scopes: a tool's breaker, statistics, rate-limit window and memory belong to the tool
-and the scope its executor names (errord.decide.scope); no scope means the tool alone."""
+and the scope its executor names (errord.decide.model.scope); no scope means the tool alone."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.admission import refusal
-from errord.decide.events import BreakerChanged, FailureEvent, RateLimited
+from errord.decide.health.admission import refusal
 from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey
 from errord.decide.model import (
     Action,
@@ -23,7 +22,8 @@ from errord.decide.model import (
     ReportKey,
     ToolFailure,
 )
-from errord.decide.scope import SEPARATOR, tool_and_scope, tool_key
+from errord.decide.model.events import BreakerChanged, FailureEvent, RateLimited
+from errord.decide.model.scope import SEPARATOR, tool_and_scope, tool_key
 from errord.errors import LimitExceeded, ReportConflict, ToolNotFound
 from errord.state.health import ToolHealthBoard
 from tests.harness import Harness, failure_report

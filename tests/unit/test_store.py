@@ -13,14 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from errord.decide.events import (
-    EventDetail,
-    EventKind,
-    FailureEvent,
-    OutcomeEvent,
-    TraceEvent,
-    TurnBegan,
-)
 from errord.decide.model import (
     Action,
     CallKey,
@@ -32,6 +24,14 @@ from errord.decide.model import (
     Outcome,
     OutcomeReport,
     ToolFailure,
+)
+from errord.decide.model.events import (
+    EventDetail,
+    EventKind,
+    FailureEvent,
+    OutcomeEvent,
+    TraceEvent,
+    TurnBegan,
 )
 from errord.errors import StoreError
 from errord.state.after_commit import AfterCommit

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from errord.config import Settings
-from errord.decide.events import TraceEvent, TurnBegan
 from errord.decide.manifest import ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Action, Outcome, OutcomeReport
+from errord.decide.model.events import TraceEvent, TurnBegan
 from errord.errors import ConfigError
 from errord.limits import MAX_TOOLS, LimitExceeded
 from errord.state.projection import Projection

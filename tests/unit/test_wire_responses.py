@@ -13,7 +13,6 @@ from google.protobuf import duration_pb2, json_format, timestamp_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.events import FailureEvent, TraceEvent
 from errord.decide.model import (
     Action,
     BreakerPhase,
@@ -30,6 +29,7 @@ from errord.decide.model import (
     Recalled,
     ToolFailure,
 )
+from errord.decide.model.events import FailureEvent, TraceEvent
 from errord.wire.bounds import Violations
 from errord.wire.requests import tool_failure_from_proto
 from errord.wire.responses import (

@@ -24,7 +24,7 @@ from typing import Any, Final, TypeVar
 import aiosqlite
 
 from errord.clock import Clock
-from errord.decide.events import EventDetail, EventKind, TraceEvent
+from errord.decide.model.events import EventDetail, EventKind, TraceEvent
 from errord.errors import CorruptDatabase, StoreError
 from errord.state import codec
 from errord.state.after_commit import AfterCommit
