@@ -1,6 +1,6 @@
 """Benchmark: what-if replay of a recorded trace, in decisions re-decided per second.
 
-    python -m tests.benchmarks.replay [--failures 1000000] [--db PATH] [--keep]
+    python -m tests.benchmarks.replay [--failures 1000000] [--db PATH]
 
 Builds a database of ``--failures`` recorded failures quickly, without the daemon: the
 engine decides each report against state folded as the daemon folds it (errord.replay's
