@@ -16,31 +16,23 @@ import gc
 import logging
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from errord.assembly import Assembly, assemble
 from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
-from errord.decide.engine import Engine
-from errord.decide.events import BreakerChanged, FailureEvent, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.model import BreakerChange, BreakerPhase
-from errord.decide.policy import default_policy
-from errord.decide.scope import scoped_name
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.errors import ConfigError
 from errord.handler import ErrorHandler
-from errord.manifests.files import load_manifest_dir, overlooked
-from errord.manifests.root import ManifestRoot
+from errord.manifests.files import overlooked
 from errord.operator_actions import OperatorActions
-from errord.ops.logs import log_decision
 from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier
 from errord.ops.write_health import WriteHealthReporter
 from errord.reload import ManifestReloader
-from errord.state.breaker_feed import BreakerFeed
-from errord.state.feed import TraceFeed
 from errord.state.health import ToolHealthBoard
 from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
@@ -62,17 +54,20 @@ log = logging.getLogger("errord")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def load_manifests(settings: Settings) -> ManifestSnapshot:
-    """The configured manifests, read under the configured root; raises ManifestError
-    listing every problem."""
-    defaults = settings.tool_defaults()
-    if settings.manifests is None:
-        return ManifestSnapshot(defaults=defaults)
-    root = ManifestRoot.configured(settings.manifests, settings.manifests_root)
-    snapshot = load_manifest_dir(settings.manifests, defaults, root)
-    for warning in overlooked(settings.manifests):
-        log.warning("%s", warning)
-    return snapshot
+def assembled(settings: Settings) -> Assembly:
+    """The daemon's engine and manifests (errord.assembly, as a replay assembles them);
+    each file of the manifests directory that was not read is logged. Raises
+    ManifestError listing every problem."""
+    assembly = assemble(settings)
+    if settings.manifests is not None:
+        for warning in overlooked(settings.manifests):
+            log.warning("%s", warning)
+    return assembly
+
+
+def reassembled_manifests(settings: Settings) -> ManifestSnapshot:
+    """The manifests a reload puts in force: the daemon's assembly's, read again."""
+    return assembled(settings).manifests
 
 
 async def serve(
@@ -87,36 +82,29 @@ async def serve(
     clock = clock or SystemClock()
     notifier = notifier or Notifier.from_environment()
     stop = stop or asyncio.Event()
-    manifests = load_manifests(settings)
+    assembly = assembled(settings)
     telemetry = telemetry_from(settings, os.environ)
     if settings.db == default_db_path():  # errord's own place: made on first use
         # The trace holds tool inputs (redacted, still private): the directory is owner-only.
         settings.db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    feed = TraceFeed()
-    breaker_feed = BreakerFeed()
     hurry = asyncio.Event()
     with stop_on_signals(stop, hurry):
         bounds = MemoryBounds(settings.memory_max_errors, settings.memory_max_age_seconds)
         state = Projections(
             settings.state_capacity, memory_errors=bounds.max_errors, max_tools=settings.max_tools
         )
-        on_commit = functools.partial(committed, feed, breaker_feed)
         # Calls and turns are read only through the handler's Holder: loaded after start.
         later = (state.calls, state.turns)
-        opening = Store.open(settings.db, clock, state, on_commit=on_commit, load_later=later)
+        opening = Store.open(settings.db, clock, state, load_later=later)
         async with await opening as store:
-            engine = Engine(
-                default_policy(
-                    None,  # jitter seeded by each decision's id: replays re-decide alike
-                    settings.retry_budget(),
-                    settings.model_corrections,
-                    settings.memory_min_episodes,
-                ),
-                turn_deadline=settings.turn_deadline_seconds,
-                message_format=settings.message_format,
-            )
             handler = ErrorHandler(
-                engine, store, state, manifests, clock, bounds, max_tools=settings.max_tools
+                assembly.engine,
+                store,
+                state,
+                assembly.manifests,
+                clock,
+                bounds,
+                max_tools=settings.max_tools,
             )
             trace_bounds = TraceBounds(
                 settings.trace_retention_seconds,
@@ -137,9 +125,11 @@ async def serve(
                 settings.memory_min_episodes,
             )
             serving = Serving(settings.db, lambda: len(handler.manifests), store.salvage)
-            reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
+            reload_from = None
+            if settings.manifests is not None:  # a reload reads them as start-up did
+                reload_from = functools.partial(reassembled_manifests, settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
-            errors = ErrorHandlerService(handler, feed, breaker_feed, telemetry)
+            errors = ErrorHandlerService(handler, telemetry)
             access = Access.from_settings(settings)
             running = await start_server(
                 settings.listen,
@@ -194,8 +184,7 @@ async def serve(
                 await drain.run(running.arrivals, clock, hurry)
                 if console is not None:
                     await console.stop()
-                feed.close()
-                breaker_feed.close()
+                store.after_commit.close()
                 await running.stop(max(0.0, deadline - clock.monotonic()))
                 await asyncio.gather(*background)
                 if telemetry is not None:  # the spans of the last decisions, exported
@@ -287,51 +276,6 @@ class Serving:
         if self.salvage is not None:
             text += f" (salvaged: {self.salvage})"
         return text
-
-
-def committed(feed: TraceFeed, breakers: BreakerFeed, events: Sequence[TraceEvent]) -> None:
-    """A batch is committed: watchers get its events (executors its breaker changes), and
-    decisions and breaker changes are logged."""
-    feed.publish(events)
-    breakers.publish(events)
-    for event in events:
-        detail = event.detail
-        if type(detail) is FailureEvent:
-            log_decision(detail.report, detail.decision)
-            log.debug("%s: %s", detail.decision.technical_message, detail.decision.reason)
-        elif type(detail) is BreakerChanged:
-            log_breaker_change(detail)
-
-
-CHANGE_WORDS = {
-    BreakerChange.OPENED: "opened",
-    BreakerChange.HALF_OPENED: "half-opened",
-    BreakerChange.CLOSED: "closed",
-    BreakerChange.RESET: "reset",
-    BreakerChange.FORCED_OPEN: "forced open",
-    BreakerChange.PROBE_CLAIMED: "probe claimed",
-}
-
-
-def log_breaker_change(change: BreakerChanged) -> None:
-    breaker = change.breaker
-    text = f"circuit breaker of {scoped_name(change.tool, change.scope)} "
-    text += CHANGE_WORDS[change.change]
-    if change.by:
-        text += f" by {change.by}"
-    if change.change is BreakerChange.OPENED:
-        text += (
-            f" after {breaker.failures} consecutive transient failures "
-            f"({breaker.recent_failures} of its last {breaker.seen} attempts failed)"
-        )
-    if breaker.phase is BreakerPhase.OPEN:
-        until, length = breaker.half_opens_at, breaker.break_length
-        if until is None or length is None:
-            text += "; open until reset"
-        else:
-            text += f"; half-opens at {until.isoformat()}, a {length:g} s break"
-    level = logging.WARNING if breaker.phase is BreakerPhase.OPEN else logging.INFO
-    log.log(level, "%s", text)
 
 
 class reload_on_sighup:  # noqa: N801 - used as a context manager, reads as a statement

@@ -7,21 +7,19 @@
 
 Setting any of them makes the commands speak TLS, as their flags ``--tls-ca``,
 ``--tls-cert`` and ``--tls-key`` do (flags win). The daemon ignores the table.
-Relative paths are relative to the file's directory.
+Relative paths are relative to the file's directory (errord.config.settings_file
+reads the table).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
 
-from errord.errors import ConfigError
+from errord.errors import InvalidSettings, SettingProblem
 
 TABLE = "client"
-_HEADER = re.compile(r"^\s*\[\s*(?P<name>[^\[\]]+?)\s*\]")
 
 
 @dataclass(frozen=True)
@@ -38,69 +36,20 @@ class ClientSettings:
     def __post_init__(self) -> None:
         problems = list(self._problems())
         if problems:
-            raise ConfigError("\n".join(problems))
+            raise InvalidSettings(problems)
 
-    def _problems(self) -> Iterator[str]:
-        """Each invalid setting, as "client.setting: problem"."""
+    def _problems(self) -> Iterator[SettingProblem]:
+        """Each invalid setting (``client.setting``)."""
         if self.tls_cert_file is not None and self.tls_key_file is None:
-            yield f"{TABLE}.tls_cert_file: needs {TABLE}.tls_key_file too"
+            yield SettingProblem("tls_cert_file", f"needs {TABLE}.tls_key_file too", TABLE)
         if self.tls_key_file is not None and self.tls_cert_file is None:
-            yield f"{TABLE}.tls_key_file: needs {TABLE}.tls_cert_file too"
+            yield SettingProblem("tls_key_file", f"needs {TABLE}.tls_cert_file too", TABLE)
 
     @property
     def tls(self) -> bool:
         """Whether the commands speak TLS."""
         return any(getattr(self, setting.name) is not None for setting in fields(self))
 
-    @classmethod
-    def from_table(cls, path: Path, text: str, table: Any) -> ClientSettings:
-        """The ``[client]`` table of the TOML file ``path`` (whose ``text`` locates each
-        setting); ConfigError lines read "file:line: client.setting: problem"."""
-        if not isinstance(table, Mapping):
-            line = line_in_table(text, TABLE, "")
-            raise ConfigError(
-                f"{path}:{line}: {TABLE}: expected a table, got {type(table).__name__}"
-            )
-        known = {setting.name for setting in fields(cls)}
-        values, problems = {}, []
-        for key, value in table.items():
-            where = f"{path}:{line_in_table(text, TABLE, key)}: {TABLE}.{key}"
-            if key not in known:
-                problems.append(f"{where}: unknown setting (known: {', '.join(sorted(known))})")
-            elif not isinstance(value, str) or not value:
-                problems.append(f"{where}: expected a file path, got {value!r}")
-            else:
-                values[key] = path.parent / Path(value).expanduser()
-        if not problems:
-            try:
-                return cls(**values)
-            except ConfigError as error:  # each line "client.setting: problem"
-                for problem in str(error).splitlines():
-                    key = problem.split(":", 1)[0].removeprefix(f"{TABLE}.")
-                    problems.append(f"{path}:{line_in_table(text, TABLE, key)}: {problem}")
-        raise ConfigError("\n".join(problems))
-
     def override(self, **values: Path | None) -> ClientSettings:
         """A copy with every value that is not None replaced."""
         return replace(self, **{key: value for key, value in values.items() if value is not None})
-
-
-def line_in_table(text: str, table: str, key: str) -> int:
-    """The 1-based line where ``key`` of ``table`` is set in TOML ``text`` (under ``[table]``,
-    or as ``table.key`` before any header), else the table's header, else 1. An empty key
-    finds ``table = ...`` itself."""
-    name = rf"[\"']?{re.escape(key)}[\"']?\s*"
-    in_table = re.compile(rf"^\s*{name}=")
-    dotted = rf"\.\s*{name}" if key else ""
-    top_level = re.compile(rf"^\s*{re.escape(table)}\s*{dotted}=")
-    current, header = "", 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = _HEADER.match(line)
-        if match:
-            current = match["name"]
-            header = header or (number if current == table else 0)
-        elif (current == table and key and in_table.match(line)) or (
-            not current and top_level.match(line)
-        ):
-            return number
-    return header or 1

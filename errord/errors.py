@@ -2,6 +2,7 @@
 
     ErrordError                  every error errord raises on purpose
     ├── ConfigError              daemon settings are invalid
+    │   └── InvalidSettings      carries every SettingProblem found
     ├── ListenError              the listen address cannot be bound
     ├── ManifestError            tool manifests are invalid; carries every Problem found
     ├── NoManifestDirectory      a reload or replay needs a manifests directory there is not
@@ -17,6 +18,9 @@
 
 The errord command adds two of its own under ErrordError (errord.cli: CommandError,
 TLSFileError). Anything else escaping the service layer is a bug, reported as INTERNAL.
+A record refuses a value on construction with InvalidValue (a ValueError naming its
+field), which whoever built it words in its own terms: a setting, a manifest key, a
+request field.
 """
 
 from __future__ import annotations
@@ -31,6 +35,44 @@ class ErrordError(Exception):
 
 class ConfigError(ErrordError):
     """Daemon settings are invalid; the message names the setting and its source."""
+
+
+@dataclass(frozen=True)
+class SettingProblem:
+    """One invalid setting, and what is wrong with it."""
+
+    key: str
+    """The setting's key, in its table."""
+    message: str
+    """What is wrong, such as ``must be at least 1``."""
+    table: str = ""
+    """The table of the settings file that holds it (``client``); empty: the top level."""
+
+    @property
+    def setting(self) -> str:
+        """The setting's name, dotted under its table: ``client.tls_ca_file``."""
+        return f"{self.table}.{self.key}" if self.table else self.key
+
+    def __str__(self) -> str:
+        return f"{self.setting}: {self.message}"
+
+
+class InvalidSettings(ConfigError):
+    """Settings are invalid; ``problems`` lists every one found."""
+
+    def __init__(self, problems: Sequence[SettingProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(map(str, self.problems)))
+
+
+class InvalidValue(ValueError):
+    """A record refused one of its values on construction: ``field``, and what is wrong
+    with it (``problem``); the message is "field problem"."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field} {problem}")
+        self.field = field
+        self.problem = problem
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from errord.errors import LimitExceeded
+from errord.errors import InvalidValue, LimitExceeded
 
 __all__ = ["MAX_TOOLS", "STATE_CAPACITY", "LimitExceeded", "Limits"]
 
@@ -94,18 +94,20 @@ class Limits:
 
     def __post_init__(self) -> None:
         if not 64 * 1024 <= self.max_message_bytes <= 64 * MIB:
-            raise ValueError("max_message_bytes must be from 65536 (64 KiB) to 67108864 (64 MiB)")
+            raise InvalidValue(
+                "max_message_bytes", "must be from 65536 (64 KiB) to 67108864 (64 MiB)"
+            )
         if not 1 <= self.max_concurrent_rpcs <= 1_000_000:
-            raise ValueError("max_concurrent_rpcs must be from 1 to 1000000")
+            raise InvalidValue("max_concurrent_rpcs", "must be from 1 to 1000000")
         for name in STREAM_LIMITS:
             if not 1 <= getattr(self, name) <= MAX_STREAMS:
-                raise ValueError(f"{name} must be from 1 to {MAX_STREAMS}")
+                raise InvalidValue(name, f"must be from 1 to {MAX_STREAMS}")
         if not 0 < self.peer_stream_share <= 1:  # nan fails every comparison
-            raise ValueError("peer_stream_share must be above 0 and at most 1")
+            raise InvalidValue("peer_stream_share", "must be above 0 and at most 1")
         if not 10 <= self.max_turn_events <= 10_000_000:
-            raise ValueError("max_turn_events must be from 10 to 10000000")
+            raise InvalidValue("max_turn_events", "must be from 10 to 10000000")
         if not 1 <= self.keepalive_min_ping_seconds <= 3600:
-            raise ValueError("keepalive_min_ping_seconds must be from 1 to 3600")
+            raise InvalidValue("keepalive_min_ping_seconds", "must be from 1 to 3600")
 
     @property
     def grpc_concurrent_rpcs(self) -> int:

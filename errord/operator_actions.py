@@ -11,15 +11,15 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from errord.clock import Clock
-from errord.decide import breaker as breakers
 from errord.decide.classify import classify
-from errord.decide.events import BreakerChanged, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.health import breaker as breakers
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey, MemoryStats, recall
+from errord.decide.memory.signatures import signature
 from errord.decide.model import BreakerState, ErrorCode, ToolFailure
+from errord.decide.model.events import BreakerChanged, TraceEvent
+from errord.decide.model.scope import scoped_name, tool_key
 from errord.decide.redact import redact_text
-from errord.decide.scope import scoped_name, tool_key
-from errord.decide.signature import signature
 from errord.errors import StoreError, ToolNotFound
 from errord.state.holding import Holder
 from errord.state.projections import Projections
@@ -66,7 +66,7 @@ class OperatorActions:
         )
 
     def check_known(self, tool: str, scope: str = "") -> str:
-        """The key of ``tool`` in ``scope`` (errord.decide.scope). Raises ToolNotFound
+        """The key of ``tool`` in ``scope`` (errord.decide.model.scope). Raises ToolNotFound
         unless the tool has a manifest (in any scope: an operator may open a backend's
         breaker before its first call) or the key a recorded report."""
         key = tool_key(tool, scope)

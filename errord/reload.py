@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from errord.decide.events import ManifestsReloaded
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.decide.model.events import ManifestsReloaded
 from errord.errors import ErrordError, ManifestError, NoManifestDirectory
 from errord.handler import ErrorHandler
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from errord.config import Settings
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from tests.harness import Harness
 from tests.helpers import (
     START_TIMEOUT,

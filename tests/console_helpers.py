@@ -15,7 +15,6 @@ from typing import Any
 from errord_client import ErrordClient, pb
 
 from errord.clock import SystemClock
-from errord.decide.events import EventDetail, FailureEvent, OutcomeEvent, TurnBegan
 from errord.decide.model import (
     Action,
     BreakerState,
@@ -30,6 +29,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.decide.model.events import EventDetail, FailureEvent, OutcomeEvent, TurnBegan
 from errord.state.projections import Projections
 from errord.state.store import Store
 from tests.helpers import DaemonProcess

@@ -10,9 +10,8 @@ from typing import Any
 
 import yaml
 
-from errord.decide.backoff import Jitter
 from errord.decide.engine import Engine
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     ErrorCode,
@@ -24,8 +23,9 @@ from errord.decide.model import (
     ToolDeclaration,
     ToolFailure,
 )
-from errord.decide.model_message import MessageFormat
 from errord.decide.policy import default_policy
+from errord.decide.policy.backoff import Jitter
+from errord.decide.texts.layout import MessageFormat
 from errord.handler import ErrorHandler
 from errord.operator_actions import OperatorActions
 from errord.state.memory_retention import MemoryBounds

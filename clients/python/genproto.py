@@ -43,9 +43,8 @@ CLASSIFY_HEADER = (
 CLASSIFY_IMPORTS = (
     ("from errord.decide.classify.", "from errord_client._classify."),
     ("from errord.decide.model import", "from errord_client.classify_model import"),
-    ("    from errord.decide.manifest import", "    from errord_client.classify_model import"),
 )
-"""Each rewritten import: the daemon's package, its records, its manifest's rule type."""
+"""Each rewritten import: the daemon's package, its records."""
 
 
 def generate() -> dict[str, str]:

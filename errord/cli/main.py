@@ -37,12 +37,18 @@ from pathlib import Path
 from errord import __version__
 from errord.cli import commands as ops
 from errord.cli import replay
+from errord.cli.arguments import (
+    add_tls_options,
+    forced_seconds,
+    positive_seconds,
+    target_address,
+    trace_sequence,
+)
 from errord.cli.connection import (
     CALL_TIMEOUT,
     CommandError,
     Daemon,
     configured,
-    grpc_target,
     listen_target,
     read_token,
 )
@@ -50,7 +56,6 @@ from errord.cli.output import Output
 from errord.cli.tls import ClientTLS
 from errord.client_config import ClientSettings
 from errord.config import LOG_FORMATS, LOG_LEVELS, Settings
-from errord.decide.manifest import MAX_COOLDOWN
 from errord.errors import ConfigError, ErrordError, ListenError, ManifestError, StoreError
 from errord.ops import logs
 from errord.ops.logs import LogFormat
@@ -140,7 +145,7 @@ def _add_operator_commands(commands: Subcommands[argparse.ArgumentParser]) -> No
     )
     tail.add_argument(
         "--after",
-        type=_sequence,
+        type=trace_sequence,
         default=0,
         metavar="SEQUENCE",
         help="first the recorded events after this sequence (the #N of a line), then new ones "
@@ -200,7 +205,7 @@ def _add_breaker_commands(commands: Subcommands[argparse.ArgumentParser]) -> Non
     force.add_argument(
         "--for",
         dest="seconds",
-        type=_forced_seconds,
+        type=forced_seconds,
         default=0.0,
         metavar="SECONDS",
         help="then half-open as after a cooldown (default: 0, open until reset)",
@@ -218,12 +223,12 @@ def _operator(
     command.set_defaults(operate=operate)
     command.add_argument(
         "--target",
-        type=_target,
+        type=target_address,
         metavar="ADDR",
         help="the daemon's address: a unix socket path, unix:PATH or host:port (default: the "
         f"listen setting of --config, else {Settings().listen})",
     )
-    command.add_argument("--address", type=_target, dest="target", help=argparse.SUPPRESS)
+    command.add_argument("--address", type=target_address, dest="target", help=argparse.SUPPRESS)
     command.add_argument(
         "--config",
         type=Path,
@@ -231,7 +236,7 @@ def _operator(
         help="TOML settings file giving the default --target (its listen) and TLS files (its "
         "[client] table)",
     )
-    _add_tls_options(command)
+    add_tls_options(command)
     command.add_argument(
         "--token-file",
         type=Path,
@@ -242,7 +247,7 @@ def _operator(
     )
     command.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=CALL_TIMEOUT,
         metavar="SECONDS",
         help="how long each call may take; tail follows without a limit (default: %(default)g)",
@@ -253,68 +258,6 @@ def _operator(
         help="print the response as proto3 JSON, tail one object per line (default: text)",
     )
     return command
-
-
-def _add_tls_options(command: argparse.ArgumentParser) -> None:
-    """``--tls-ca``, ``--tls-cert`` and ``--tls-key``, as grpcurl's ``-cacert``, ``-cert``
-    and ``-key``."""
-    default = "(default: the [client] table of --config, else plaintext)"
-    command.add_argument(
-        "--tls-ca",
-        type=Path,
-        metavar="FILE",
-        help=f"speak TLS; the daemon's certificate must be signed by a CA in this PEM file "
-        f"{default}",
-    )
-    command.add_argument(
-        "--tls-cert",
-        type=Path,
-        metavar="FILE",
-        help="speak TLS and present this PEM client certificate, with --tls-key (without "
-        f"--tls-ca, the system's CAs are trusted) {default}",
-    )
-    command.add_argument(
-        "--tls-key", type=Path, metavar="FILE", help="the PEM private key of --tls-cert"
-    )
-
-
-def _target(text: str) -> str:
-    """``--target``: as gRPC takes it, a bare path made ``unix:PATH``."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("expected a unix socket path, unix:PATH or host:port")
-    return grpc_target(text)
-
-
-def _sequence(text: str) -> int:
-    """``tail --after``: a trace sequence, 0 or more."""
-    if not (text.isascii() and text.isdigit()):
-        raise argparse.ArgumentTypeError(f"expected a trace sequence number, got {text!r}")
-    return int(text)
-
-
-def _positive_seconds(text: str) -> float:
-    """Seconds for ``--timeout``: positive and finite."""
-    problem = argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise problem from None
-    if not 0 < seconds < float("inf"):
-        raise problem
-    return seconds
-
-
-def _forced_seconds(text: str) -> float:
-    """Seconds for ``breaker open --for``: finite, from 0 (until reset) to a week."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 0 <= seconds <= MAX_COOLDOWN:
-        raise argparse.ArgumentTypeError(
-            f"expected 0 (until reset) to {MAX_COOLDOWN:g} seconds, got {text}"
-        )
-    return seconds
 
 
 def settings_from(args: argparse.Namespace) -> Settings:

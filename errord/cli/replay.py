@@ -2,7 +2,7 @@
 
 Reads the database file directly (a read-only snapshot: the daemon may be running),
 re-decides every recorded failure with the manifests of ``--manifests`` and the
-settings of ``--config`` (errord.replay), and prints what would change, grouped and
+settings of ``--config`` (errord.assembly), and prints what would change, grouped and
 counted, with a few examples of each change. A progress bar goes to stderr when it is
 a terminal. The manifests are read as the daemon of ``--config`` would read them, under
 its manifests root (errord.manifests.root); without one, under the directory's real
@@ -23,10 +23,11 @@ from typing import TextIO
 
 from errord_client.v1 import errord_pb2 as pb
 
+from errord.assembly import assemble
 from errord.cli.output import Output, scoped, seconds
 from errord.config import Settings
 from errord.errors import ConfigError, ManifestError, StoreError
-from errord.replay import ReplayScope, engine_for, load_manifests, replay_database
+from errord.replay import ReplayScope, replay_database
 from errord.replay.compare import DEFAULT_EXAMPLES
 from errord.wire.replay import summary_to_proto
 
@@ -102,7 +103,7 @@ def run_replay(args: argparse.Namespace) -> int:
         print(f"errord: {error}", file=sys.stderr)
         return EXIT_CONFIG
     try:
-        manifests = load_manifests(args.manifests, settings)
+        assembly = assemble(settings, args.manifests)
     except ManifestError as error:
         print(error, file=sys.stderr)
         count = len(error.problems)
@@ -112,7 +113,7 @@ def run_replay(args: argparse.Namespace) -> int:
     scope = ReplayScope(args.since, args.tool, max(0, args.examples))
     try:
         summary = replay_database(
-            settings.db, engine_for(settings), manifests, scope, bar.show if bar else None
+            settings.db, assembly.engine, assembly.manifests, scope, bar.show if bar else None
         )
     except StoreError as error:
         print(f"errord: {error}", file=sys.stderr)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 
 from errord.decide.manifest import ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 
 
 def alternatives_without_manifest(manifests: ManifestSnapshot) -> list[str]:

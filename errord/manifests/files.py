@@ -20,7 +20,7 @@ is read into the same records::
       timeout_ms: 30000
       retry_policy: {strategy: exponential_backoff, initial_delay_ms: 50}
 
-This module is the schema: which keys a tool has, their types, ranges and
+This module is the schema: which keys a tool has; values.py their types, ranges and
 units. yaml_reader.py walks the nodes, keeps every problem's line and reads on
 after one, so that one ManifestError lists them all. Problems about a whole
 file or directory are on line 0.
@@ -30,9 +30,9 @@ decision, nor have errord read what is no manifest: root.py says which files may
 read (under the manifests' root, writable by their owner only), directory.py bounds
 the files read (how many, how large in all), file_text.py each file (a regular file,
 1 MiB, UTF-8), yaml_bounds.py each document before anything reads it (no
-``!!python`` tags, a bounded depth and size once aliases are expanded); here a
-``parameters`` schema and a ``default`` are bounded in values and depth, and every
-regular expression must be one RE2 can run in linear time (errord/decide/regex.py).
+``!!python`` tags, a bounded depth and size once aliases are expanded), values.py a
+``parameters`` schema and a ``default`` (bounded in values and depth) and every regular
+expression (one RE2 can run in linear time).
 """
 
 from __future__ import annotations
@@ -46,37 +46,38 @@ from typing import Any, TypeVar
 from yaml.nodes import MappingNode, Node
 
 from errord.decide.manifest import (
-    MAX_COOLDOWN,
-    MAX_TIMEOUT,
-    MAX_WINDOW,
     BreakerPolicy,
     ClassificationRule,
     RetryPolicy,
     ToolManifest,
 )
-from errord.decide.manifest_snapshot import ManifestSnapshot, ToolDefaults
-from errord.decide.model import DefaultValue, ErrorClass, ErrorCode, JSONValue
-from errord.decide.regex import compile_linear
-from errord.decide.schema.metaschema import metaschema_problem
-from errord.decide.schema.regexes import unsupported_pattern
-from errord.decide.schema.size import MAX_SCHEMA_DEPTH, MAX_SCHEMA_VALUES
+from errord.decide.manifest.snapshot import ManifestSnapshot, ToolDefaults
 from errord.errors import ManifestError, Problem
 from errord.manifests.directory import MANIFEST_SUFFIXES, manifest_paths, not_read, overlooked
 from errord.manifests.root import ManifestRoot
-from errord.manifests.yaml_bounds import too_large, within_bounds
+from errord.manifests.values import (
+    BREAKER_KEYS,
+    RETRY_POLICY_KEYS,
+    default_value,
+    dotted_path,
+    error_class,
+    error_code,
+    http_status,
+    json_schema,
+    non_empty_string,
+    regex,
+    timeout_seconds,
+    tool_name,
+)
+from errord.manifests.yaml_bounds import within_bounds
 from errord.manifests.yaml_reader import (
-    MISSING,
     FieldReads,
     Read,
     Reader,
-    checked,
     compose_all,
-    converted,
     describe,
     join_field,
     list_of,
-    node_at,
-    one_of,
     read_fields,
 )
 
@@ -89,12 +90,6 @@ __all__ = [
 ]
 
 P = TypeVar("P", RetryPolicy, BreakerPolicy)
-
-MAX_DEFAULT_VALUES = 10_000
-"""Values (keys included, aliases counted at each use) of a tool's ``default``: every
-USE_DEFAULT decision carries it to the executor and into the trace."""
-MAX_DEFAULT_DEPTH = 32
-"""Levels of objects and arrays a tool's ``default`` may nest."""
 
 
 def load_manifest_dir(
@@ -193,135 +188,6 @@ def _document(path: Path, reader: Reader, root: ManifestRoot) -> Node | None:
 # Field readers.
 
 
-def _seconds(milliseconds: float) -> float:
-    return milliseconds / 1000
-
-
-def _is_tool_name(name: str) -> bool:
-    return bool(name) and not any(character.isspace() for character in name)
-
-
-def _is_dotted_path(path: str) -> bool:
-    return _is_tool_name(path) and all(path.split("."))
-
-
-def _regex(reader: Reader, node: Node, field: str) -> re.Pattern[str] | None:
-    """A regular expression that RE2 can run (in linear time: see errord/decide/regex.py)."""
-    pattern = reader.string(node, field)
-    if pattern is None:
-        return None
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        reader.report(node, field, f"invalid regular expression: {exc}")
-        return None
-    try:
-        compile_linear(pattern, compiled.flags)
-    except ValueError as exc:
-        reader.report(node, field, f"regular expression RE2 cannot run: {exc}")
-        return None
-    return compiled
-
-
-def _default(reader: Reader, node: Node, field: str) -> DefaultValue | None:
-    """A JSON value, within MAX_DEFAULT_VALUES and MAX_DEFAULT_DEPTH: decisions carry it."""
-    too_large_at = too_large(node, MAX_DEFAULT_VALUES, MAX_DEFAULT_DEPTH)
-    if too_large_at is not None:
-        bad_node, why = too_large_at
-        reader.report(bad_node, field, f"default too large: {why}")
-        return None
-    value = reader.json_value(node, field)
-    return None if value is MISSING else DefaultValue(value)
-
-
-def _json_schema(reader: Reader, node: Node, field: str) -> dict[str, JSONValue] | None:
-    """A JSON Schema (a mapping) that Draft 2020-12's metaschema accepts, within
-    size.py's bounds (checked before anything reads it), its regular expressions
-    ones that RE2 can run."""
-    if not isinstance(node, MappingNode):
-        reader.report(node, field, f"expected a mapping (a JSON Schema), got {describe(node)}")
-        return None
-    too_large_at = too_large(node, MAX_SCHEMA_VALUES, MAX_SCHEMA_DEPTH)
-    if too_large_at is not None:
-        bad_node, why = too_large_at
-        reader.report(bad_node, field, f"JSON Schema too large: {why}")
-        return None
-    schema = reader.json_value(node, field)
-    if schema is MISSING:
-        return None
-    refused = metaschema_problem(schema)
-    if refused is not None:
-        bad_node, bad_field = node_at(node, field, refused[0])
-        reader.report(bad_node, bad_field, f"invalid JSON Schema: {refused[1]}")
-        return None
-    unrunnable = unsupported_pattern(schema)
-    if unrunnable is not None:
-        bad_node, bad_field = node_at(node, field, unrunnable[0])
-        reader.report(bad_node, bad_field, f"JSON Schema {unrunnable[1]}")
-        return None
-    return dict(schema)
-
-
-# Scalar fields: a type, a range, a unit.
-
-_tool_name = checked(Reader.string, _is_tool_name, "a non-empty name without whitespace")
-_non_empty_string = checked(Reader.string, bool, "a non-empty string")
-_dotted_path = checked(
-    Reader.string, _is_dotted_path, "a dotted path such as 'passenger.passport_number'"
-)
-_up_to_a_day = checked(
-    Reader.integer,
-    lambda n: 0 < n <= MAX_TIMEOUT * 1000,
-    f"from 1 to {MAX_TIMEOUT * 1000:.0f} (a day)",
-)
-_up_to_a_week = checked(
-    Reader.integer,
-    lambda n: 0 < n <= MAX_COOLDOWN * 1000,
-    f"from 1 to {MAX_COOLDOWN * 1000:.0f} (a week)",
-)
-_at_least_one = checked(Reader.integer, lambda n: n >= 1, "at least 1")
-_http_status = checked(Reader.integer, lambda status: 100 <= status <= 599, "between 100 and 599")
-_non_negative = checked(Reader.number, lambda x: x >= 0, "at least 0")
-_multiplier = checked(Reader.number, lambda x: x >= 1, "at least 1")
-_percent = checked(Reader.number, lambda x: 0 <= x < 100, "at least 0 and below 100")
-_rate_percent = checked(Reader.number, lambda x: 0 < x <= 100, "above 0 and at most 100")
-_growth = checked(Reader.number, lambda x: 1 <= x <= 100, "from 1 to 100")
-_window = checked(Reader.integer, lambda n: 1 <= n <= MAX_WINDOW, f"from 1 to {MAX_WINDOW}")
-_timeout_seconds = converted(_up_to_a_day, _seconds)
-_cooldown_seconds = converted(_up_to_a_week, _seconds)
-_delay_seconds = converted(_non_negative, _seconds)
-_jitter_fraction = converted(_percent, lambda percent: percent / 100)
-_rate_fraction = converted(_rate_percent, lambda percent: percent / 100)
-_strategy = one_of({"exponential_backoff": "exponential_backoff"})
-# CIRCUIT_OPEN is errord's own refusal of an attempt that never ran: nothing to classify.
-_error_code = one_of({code.name: code for code in ErrorCode if code is not ErrorCode.CIRCUIT_OPEN})
-_error_class = one_of({cls.name.lower(): cls for cls in ErrorClass})
-
-
-_RETRY_POLICY_KEYS: FieldReads[Reader] = {
-    "strategy": (None, _strategy),
-    "initial_delay_ms": ("initial_delay", _delay_seconds),
-    "max_delay_ms": ("max_delay", _delay_seconds),
-    "multiplier": ("multiplier", _multiplier),
-    "jitter_percent": ("jitter", _jitter_fraction),
-    "max_attempts": ("max_attempts", _at_least_one),
-    "max_total_time_ms": ("max_total_time", _delay_seconds),
-    "max_retry_after_ms": ("max_retry_after", _delay_seconds),
-}
-
-
-_BREAKER_KEYS: FieldReads[Reader] = {
-    "failure_threshold": ("failure_threshold", _at_least_one),
-    "success_threshold": ("success_threshold", _at_least_one),
-    "timeout_ms": ("cooldown", _cooldown_seconds),
-    "first_timeout_ms": ("first_cooldown", _cooldown_seconds),
-    "timeout_multiplier": ("cooldown_multiplier", _growth),
-    "failure_rate_percent": ("failure_rate", _rate_fraction),
-    "min_calls": ("min_calls", _at_least_one),
-    "window": ("window", _window),
-}
-
-
 def _in_file_terms(message: str, table: Mapping[str, tuple[str | None, object]]) -> str:
     """``message`` with each record attribute named by its file key: ``max_delay_ms``."""
     file_keys = {attribute: key for key, (attribute, _) in table.items() if attribute}
@@ -353,20 +219,20 @@ def _defaults_overridden(
     return read
 
 
-_retry_policy = _defaults_overridden(_RETRY_POLICY_KEYS, lambda defaults: defaults.retry_policy)
-_breaker_policy = _defaults_overridden(_BREAKER_KEYS, lambda defaults: defaults.breaker)
+_retry_policy = _defaults_overridden(RETRY_POLICY_KEYS, lambda defaults: defaults.retry_policy)
+_breaker_policy = _defaults_overridden(BREAKER_KEYS, lambda defaults: defaults.breaker)
 
 
 _RULE_CONDITIONS: FieldReads[Reader] = {
-    "code": ("code", _error_code),
-    "http_status": ("http_status", _http_status),
-    "exception_type": ("exception_type", _non_empty_string),
-    "message": ("message", _regex),
+    "code": ("code", error_code),
+    "http_status": ("http_status", http_status),
+    "exception_type": ("exception_type", non_empty_string),
+    "message": ("message", regex),
 }
 
 _RULE_KEYS: FieldReads[Reader] = {
     **_RULE_CONDITIONS,
-    "class": ("error_class", _error_class),
+    "class": ("error_class", error_class),
 }
 
 
@@ -388,20 +254,20 @@ def _rule(reader: Reader, node: Node, field: str) -> ClassificationRule | None:
 
 
 _TOOL_KEYS: FieldReads[_ManifestReader] = {
-    "name": ("name", _tool_name),
-    "id": ("name", _tool_name),  # the ``tool:`` layout's name for it
+    "name": ("name", tool_name),
+    "id": ("name", tool_name),  # the ``tool:`` layout's name for it
     "description": ("description", Reader.string),
-    "timeout_ms": ("timeout", _timeout_seconds),
+    "timeout_ms": ("timeout", timeout_seconds),
     "idempotent": ("idempotent", Reader.boolean),
     "retry_policy": ("retry_policy", _retry_policy),
     "circuit_breaker": ("breaker", _breaker_policy),
     "classification": ("classification", list_of(_rule)),
-    "alternatives": ("alternatives", list_of(_tool_name)),
+    "alternatives": ("alternatives", list_of(tool_name)),
     "optional": ("optional", Reader.boolean),
     "accepts_partial_results": ("accepts_partial_results", Reader.boolean),
-    "default": ("default", _default),
-    "parameters": ("parameters", _json_schema),
-    "redact": ("redact", list_of(_dotted_path)),
+    "default": ("default", default_value),
+    "parameters": ("parameters", json_schema),
+    "redact": ("redact", list_of(dotted_path)),
 }
 
 

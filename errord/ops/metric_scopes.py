@@ -1,6 +1,6 @@
 """Which scopes of a tool get metric series of their own: a bounded number per tool.
 
-A scope is whatever an executor names (errord.decide.scope): an MCP server and session,
+A scope is whatever an executor names (errord.decide.model.scope): an MCP server and session,
 a host, a tenant. Prometheus keeps every label value as a series of its own for good, so
 each tool's scopes are bounded: the tool's own state (no scope) and its
 MAX_SCOPES_PER_TOOL busiest scopes (the most executions) have series of their own; the

@@ -36,7 +36,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from errord.decide.alerts import AlertKind
+from errord.decide.health.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
 from errord.handler import ErrorHandler
@@ -281,18 +281,18 @@ class ToolLimitMetrics(Collector):
             "errord_tools_tracked",
             "Tools with state (statistics, a breaker): each is read by every scrape.",
         )
-        tracked.add_metric([], handler.tools_tracked())
+        tracked.add_metric([], handler.room.tools_tracked())
         limit = GaugeMetricFamily(
             "errord_tools_limit",
             "max_tools: past it, a report naming a new tool without a manifest is refused.",
         )
-        limit.add_metric([], handler.max_tools)
+        limit.add_metric([], handler.room.max_tools)
         refused = CounterMetricFamily(
             "errord_tool_limit_refusals",
             "Reports refused since start (RESOURCE_EXHAUSTED) for naming a new tool, without "
             "a manifest, past max_tools.",
         )
-        refused.add_metric([], handler.tools_refused)
+        refused.add_metric([], handler.room.tools_refused)
         return [tracked, limit, refused]
 
 

@@ -9,13 +9,14 @@ jitter, so that unchanged manifests re-decide every decision alike), each outcom
 folded through the engine, turns and operator actions are applied as recorded, and the
 breaker transitions and episodes that reports cause are regenerated, so that a change
 that opens a breaker earlier shows its consequences. Each re-decided failure is compared
-with the recorded one (errord.replay.compare) into a ``ReplaySummary``.
+with the recorded one (errord.replay.compare) into a ``ReplaySummary``. The engine and
+the manifests are assembled as the daemon's are (errord.assembly).
 
 Nothing is recorded and nothing here awaits: the daemon runs it in a worker thread.
 """
 
 from errord.replay.compare import Change, Example, ReplayScope, ReplaySummary
-from errord.replay.run import Progress, engine_for, load_manifests, replay_database
+from errord.replay.run import Progress, replay_database
 
 __all__ = [
     "Change",
@@ -23,7 +24,5 @@ __all__ = [
     "Progress",
     "ReplayScope",
     "ReplaySummary",
-    "engine_for",
-    "load_manifests",
     "replay_database",
 ]

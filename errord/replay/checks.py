@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 from jsonschema.protocols import Validator
 
-from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.validate import CallValidator, Validators, Violation
+from errord.decide.arguments.validators import CallValidator, Validators, Violation
+from errord.decide.manifest.snapshot import ManifestSnapshot
 
 REMEMBERED = 4_096
 """Argument sets a tool's validator remembers the violations of."""

@@ -3,7 +3,7 @@ and signed the first time it is met, and read back after.
 
 A trace repeats its errors (the same timeout, the same 503, attempt after attempt), and
 a tool's classification rules do not change within a replay. ``Classified.reads`` gives
-the engine what deciding on a report reads (errord.decide.reads.Reads) with the error's
+the engine what deciding on a report reads (errord.decide.engine.views.Reads) with the error's
 classification and signature filled in when the replay met that error before, by its
 JSON, up to REMEMBERED errors (then it starts over).
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import msgspec
 
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.engine.views import Reads
+from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.decide.memory.signatures import Signature
 from errord.decide.model import Classification, FailureReport
-from errord.decide.reads import Reads
-from errord.decide.signature import Signature
 
 REMEMBERED = 10_000
 """Errors remembered with their classification and signature."""

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from errord.decide.events import BreakerChanged, EventDetail, FailureEvent, TraceEvent
 from errord.decide.model import Action, BreakerChange, Classification, Decision
+from errord.decide.model.events import BreakerChanged, EventDetail, FailureEvent, TraceEvent
 
 DEFAULT_EXAMPLES = 3
 """Examples kept per kind of change."""

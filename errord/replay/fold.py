@@ -25,20 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from errord.decide import breaker as breakers
-from errord.decide.admission import admit, refusal, was_refused
 from errord.decide.engine import Decided, Engine
-from errord.decide.events import (
-    BreakerChanged,
-    EventDetail,
-    FailureEvent,
-    MemoryForgotten,
-    OutcomeEvent,
-    TraceEvent,
-    TurnBegan,
-    TurnEnded,
-)
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.health import breaker as breakers
+from errord.decide.health.admission import admit, refusal, was_refused
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey, MemoryStats
 from errord.decide.model import (
     BreakerChange,
@@ -49,6 +39,16 @@ from errord.decide.model import (
     FailureReport,
     RateWindow,
     ReportKey,
+)
+from errord.decide.model.events import (
+    BreakerChanged,
+    EventDetail,
+    FailureEvent,
+    MemoryForgotten,
+    OutcomeEvent,
+    TraceEvent,
+    TurnBegan,
+    TurnEnded,
 )
 from errord.replay.checks import remembering
 from errord.replay.classified import Classified

@@ -1,5 +1,5 @@
-"""A replay from start to end: the database's snapshot, the engine of the settings, the
-manifests tried, and the summary."""
+"""A replay from start to end: the database's snapshot folded with an engine and the
+manifests tried (a daemon's assembly: errord.assembly), and the summary."""
 
 from __future__ import annotations
 
@@ -7,13 +7,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from errord.config import Settings
 from errord.decide.engine import Engine
-from errord.decide.events import BreakerChanged
-from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.policy import default_policy
-from errord.manifests.files import load_manifest_dir
-from errord.manifests.root import ManifestRoot
+from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.decide.model.events import BreakerChanged
 from errord.replay.compare import Comparison, ReplayScope, ReplaySummary
 from errord.replay.fold import Replayer
 from errord.replay.snapshot import trace_snapshot
@@ -23,32 +19,6 @@ Progress = Callable[[int, int], None]
 
 PROGRESS_EVERY = 5_000
 """Events replayed between two reports of progress."""
-
-
-def engine_for(settings: Settings) -> Engine:
-    """The engine the daemon decides with under ``settings`` (errord.app.serve)."""
-    return Engine(
-        default_policy(
-            None,  # jitter seeded by each decision's id
-            settings.retry_budget(),
-            settings.model_corrections,
-            settings.memory_min_episodes,
-        ),
-        turn_deadline=settings.turn_deadline_seconds,
-        message_format=settings.message_format,
-    )
-
-
-def load_manifests(directory: Path | None, settings: Settings) -> ManifestSnapshot:
-    """The manifests of ``directory`` (None: none, every tool on the default policy) with
-    the breaker defaults of ``settings``, read under the root the daemon of ``settings``
-    reads under, else under the directory's real parent (errord.manifests.root); raises
-    ManifestError listing every problem (file:line)."""
-    defaults = settings.tool_defaults()
-    if directory is None:
-        return ManifestSnapshot(defaults=defaults)
-    root = ManifestRoot.configured(settings.manifests, settings.manifests_root)
-    return load_manifest_dir(directory, defaults, root)
 
 
 def replay_database(

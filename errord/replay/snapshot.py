@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from errord.decide.events import TraceEvent
+from errord.decide.model.events import TraceEvent
 from errord.errors import StoreError
 from errord.state.store.rows import event_of
 

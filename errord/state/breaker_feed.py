@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 
-from errord.decide.events import BreakerChanged, ManifestsReloaded, RateLimited, TraceEvent
+from errord.decide.model.events import BreakerChanged, ManifestsReloaded, RateLimited, TraceEvent
 
 EVERY_TOOL = None
 """What a watcher reads when it must read every tool again: after a manifest reload."""
@@ -27,7 +27,7 @@ class ToolWatcher:
 
     def __init__(self) -> None:
         self.changed: set[str] | None = set()
-        """The keys (tool and scope: errord.decide.scope) whose breaker or window changed;
+        """The keys (tool and scope: errord.decide.model.scope) whose breaker or window changed;
         EVERY_TOOL after a reload."""
         self.closed = False
         self._arrived = asyncio.Event()

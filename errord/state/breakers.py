@@ -2,7 +2,7 @@
 
 Every event that changes a breaker carries the breaker's state right after it
 (a decision's ``breaker``, an outcome's, a transition's), computed by
-errord.decide.breaker when the event was decided. Folding takes the last one:
+errord.decide.health.breaker when the event was decided. Folding takes the last one:
 replaying the trace ends exactly where the decisions left the breaker,
 whatever the manifests say today.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
 from errord.decide.model import BreakerState
+from errord.decide.model.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
 from errord.state.projection import EachEvent
 
 
@@ -27,7 +27,7 @@ def breaker_after(event: TraceEvent) -> BreakerState | None:
 
 
 class BreakerFold(EachEvent[str, BreakerState]):
-    """Folds breaker states, keyed by tool and scope (errord.decide.scope)."""
+    """Folds breaker states, keyed by tool and scope (errord.decide.model.scope)."""
 
     name = "breaker"
     version = 1

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from msgspec import Struct, field, structs
 
-from errord.decide.admission import was_refused
-from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent
+from errord.decide.health.admission import was_refused
 from errord.decide.model import Action, CallKey, Episode, Outcome
+from errord.decide.model.events import FailureEvent, OutcomeEvent, TraceEvent
 from errord.state.projection import EachEvent
 
 

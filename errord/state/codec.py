@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from errord.decide.events import EventDetail
+from errord.decide.model.events import EventDetail
 
 T = TypeVar("T")
 

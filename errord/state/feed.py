@@ -20,7 +20,7 @@ import operator
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from errord.decide.events import TraceEvent
+from errord.decide.model.events import TraceEvent
 from errord.errors import WatcherFellBehind
 
 Encode = Callable[[TraceEvent], bytes]

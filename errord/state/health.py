@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
-from errord.decide.alerts import Alert, AlertKind, AlertThresholds
-from errord.decide.breaker import opening_streak
+from errord.decide.health.alerts import Alert, AlertKind, AlertThresholds
+from errord.decide.health.breaker import opening_streak
 from errord.decide.manifest import BreakerPolicy
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.decide.memory.overrides import OverrideCandidate, override_candidates
 from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState, RateWindow
-from errord.decide.overrides import OverrideCandidate, override_candidates
-from errord.decide.scope import tool_and_scope, tool_of
+from errord.decide.model.scope import tool_and_scope, tool_of
 from errord.state.projections import Projections
 from errord.state.tool_stats import Minute, ToolStats
 
@@ -41,7 +41,7 @@ class BreakerView:
     moment."""
 
     key: str
-    """The tool's key: its name, and its scope if any (errord.decide.scope)."""
+    """The tool's key: its name, and its scope if any (errord.decide.model.scope)."""
     state: BreakerState
     policy: BreakerPolicy
     now: datetime
@@ -84,7 +84,7 @@ class ToolHealth:
     """One tool's statistics, recent figures, breaker and alerts, in one scope."""
 
     key: str
-    """The tool's key: its name, and its scope if any (errord.decide.scope)."""
+    """The tool's key: its name, and its scope if any (errord.decide.model.scope)."""
     stats: ToolStats
     recent: Minute
     breaker: BreakerView
@@ -147,7 +147,7 @@ class ToolHealthBoard:
         return tool in self._manifests() or self._state.has_tool(tool)
 
     def breaker(self, key: str, now: datetime) -> BreakerView:
-        """The breaker of the tool and scope ``key`` (errord.decide.scope)."""
+        """The breaker of the tool and scope ``key`` (errord.decide.model.scope)."""
         state = self._state.breakers.view(key) or CLOSED_BREAKER
         policy = self._manifests().breaker_policy(tool_of(key))
         return BreakerView(key, state, policy, now, self._state.windows.view(key))

@@ -19,15 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from errord.decide.events import (
+from errord.decide.memory import FAILED, OPENED, SUCCEEDED, MemoryKey, MemoryStats, Tally, recovery
+from errord.decide.model import ClosedEpisode, Episode, EpisodeOutcome
+from errord.decide.model.events import (
     EventDetail,
     FailureEvent,
     MemoryForgotten,
     OutcomeEvent,
     TraceEvent,
 )
-from errord.decide.memory import FAILED, OPENED, SUCCEEDED, MemoryKey, MemoryStats, Tally, recovery
-from errord.decide.model import ClosedEpisode, Episode, EpisodeOutcome
 from errord.state.projection import EachEvent
 
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from errord.clock import Clock
-from errord.decide.events import EventDetail, ForgetReason, MemoryForgotten
 from errord.decide.memory import MemoryKey, MemoryStats
+from errord.decide.model.events import EventDetail, ForgetReason, MemoryForgotten
 from errord.state.memory import episode_keys
 from errord.state.projection import Projection
 from errord.state.store import Unit

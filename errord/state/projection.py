@@ -33,7 +33,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from errord.decide.events import TraceEvent
+from errord.decide.model.events import TraceEvent
 from errord.state import codec
 from errord.state.key_filter import KeyFilter
 

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from errord.decide.events import TraceEvent
 from errord.decide.memory import MemoryKey, MemoryStats
 from errord.decide.model import BreakerState, CallKey, RateWindow
+from errord.decide.model.events import TraceEvent
 from errord.limits import STATE_CAPACITY
 from errord.state.breakers import BreakerFold
 from errord.state.calls import CallFold, CallState

@@ -22,9 +22,9 @@ from datetime import datetime
 
 from msgspec import Struct, field
 
-from errord.decide.admission import was_refused
-from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
+from errord.decide.health.admission import was_refused
 from errord.decide.model import Action, BreakerChange, ErrorClass, ErrorCode, Outcome
+from errord.decide.model.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
 
 DURATION_BOUNDS: tuple[float, ...] = (
     0.005,

@@ -13,7 +13,6 @@ from datetime import datetime
 
 from msgspec import Struct, field, structs
 
-from errord.decide.events import FailureEvent, OutcomeEvent, TraceEvent, TurnBegan, TurnEnded
 from errord.decide.model import (
     STATUS_AFTER,
     Action,
@@ -24,6 +23,7 @@ from errord.decide.model import (
     RetryBudget,
     TakenDecision,
 )
+from errord.decide.model.events import FailureEvent, OutcomeEvent, TraceEvent, TurnBegan, TurnEnded
 from errord.state.projection import EachEvent
 
 
@@ -41,7 +41,7 @@ class TurnState(Struct, frozen=True, omit_defaults=True, gc=False):
     corrections: int = 0
     """RETURN_TO_MODEL decisions on the turn's calls: its retry budget counts them too."""
     mistakes: dict[str, int] | None = None
-    """Per mistake of the model (errord.decide.mistake), the RETURN_TO_MODEL decisions
+    """Per mistake of the model (errord.decide.texts.correction), the RETURN_TO_MODEL decisions
     that handed it back, under any call id: what the per-turn bound on corrections counts.
     None until the first (most turns have none: no dict for them)."""
     deadline: datetime | None = None

@@ -3,7 +3,8 @@
 Reads come from the ToolHealthBoard (the same figures the Prometheus endpoint
 serves; every tool's, a slice of tools at a time); a reset or a forced opening goes
 through errord.operator_actions, which records it as a trace event before answering.
-Requests are validated in errord.wire.requests, answers encoded in errord.wire.responses.
+Requests are validated in errord.wire.operator_requests, answers encoded in
+errord.wire.operator_responses.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import message
 
 from errord.clock import Clock
-from errord.decide.scope import tool_key, tool_of
+from errord.decide.model.scope import tool_key, tool_of
 from errord.errors import NoManifestDirectory, ToolNotFound
 from errord.operator_actions import OperatorActions
 from errord.reload import ManifestReloader
 from errord.state.health import ToolHealthBoard
-from errord.wire import requests, responses
+from errord.wire import operator_requests, operator_responses, responses, turn_responses
 from errord.wire.decoding import decode
 from errord.wire.replay import Replays, replay_request_from_proto
 from errord.wire.status import Handle, abort, unary_handlers
@@ -61,7 +62,7 @@ class OperatorService:
             await abort(context, error)
 
     async def reload_manifests(self, data: bytes) -> pb.ReloadManifestsResponse:
-        by = requests.reload_by_from_proto(decode(pb.ReloadManifestsRequest, data))
+        by = operator_requests.reload_by_from_proto(decode(pb.ReloadManifestsRequest, data))
         if self._reloader is None:
             raise NoManifestDirectory("errord was started without a manifests directory")
         reloaded = await self._reloader.reload(f"ReloadManifests {by}".strip())
@@ -74,7 +75,7 @@ class OperatorService:
         now = self._clock.now()
         return pb.ListBreakersResponse(
             breakers=[
-                responses.breaker_to_proto(self._board.breaker(tool, now))
+                operator_responses.breaker_to_proto(self._board.breaker(tool, now))
                 for tool in self._board.tools()
             ]
         )
@@ -83,26 +84,32 @@ class OperatorService:
         request = decode(pb.GetBreakerRequest, data)
         key = self._known_tool(request.tool, request.scope)
         breaker = self._board.breaker(key, self._clock.now())
-        return pb.GetBreakerResponse(breaker=responses.breaker_to_proto(breaker))
+        return pb.GetBreakerResponse(breaker=operator_responses.breaker_to_proto(breaker))
 
     async def reset_breaker(self, data: bytes) -> pb.ResetBreakerResponse:
-        asked = requests.reset_from_proto(decode(pb.ResetBreakerRequest, data))
+        asked = operator_requests.reset_from_proto(decode(pb.ResetBreakerRequest, data))
         event = await self._actions.reset_breaker(asked.tool, by=asked.by, scope=asked.scope)
         key = tool_key(asked.tool, asked.scope)
         return pb.ResetBreakerResponse(
-            breaker=responses.breaker_to_proto(self._board.breaker(key, self._clock.now())),
-            event=responses.trace_event_to_proto(event),
+            breaker=operator_responses.breaker_to_proto(
+                self._board.breaker(key, self._clock.now())
+            ),
+            event=turn_responses.trace_event_to_proto(event),
         )
 
     async def force_open_breaker(self, data: bytes) -> pb.ForceOpenBreakerResponse:
-        asked = requests.forced_opening_from_proto(decode(pb.ForceOpenBreakerRequest, data))
+        asked = operator_requests.forced_opening_from_proto(
+            decode(pb.ForceOpenBreakerRequest, data)
+        )
         event = await self._actions.force_open_breaker(
             asked.tool, duration=asked.seconds or None, by=asked.by, scope=asked.scope
         )
         key = tool_key(asked.tool, asked.scope)
         return pb.ForceOpenBreakerResponse(
-            breaker=responses.breaker_to_proto(self._board.breaker(key, self._clock.now())),
-            event=responses.trace_event_to_proto(event),
+            breaker=operator_responses.breaker_to_proto(
+                self._board.breaker(key, self._clock.now())
+            ),
+            event=turn_responses.trace_event_to_proto(event),
         )
 
     async def get_tool_stats(self, data: bytes) -> pb.GetToolStatsResponse:
@@ -113,7 +120,7 @@ class OperatorService:
         if request.scope:
             tools = [self._known_tool(request.tool, request.scope)]
         elif request.tool:
-            tool, _ = requests.tool_from_proto(request.tool)
+            tool, _ = operator_requests.tool_from_proto(request.tool)
             tools = [key for key in tools if tool_of(key) == tool]  # each of its scopes
             if not tools:
                 raise ToolNotFound(tool)
@@ -121,26 +128,26 @@ class OperatorService:
         candidates = await self._board.read_override_candidates(now)
         answer = pb.GetToolStatsResponse(window=responses.duration(self._board.thresholds.window))
         async for healths in self._board.read(tools, now, candidates):
-            answer.tools.extend(map(responses.tool_health_to_proto, healths))
+            answer.tools.extend(map(operator_responses.tool_health_to_proto, healths))
         return answer
 
     async def recall_episodes(self, data: bytes) -> pb.RecallEpisodesResponse:
-        asked = requests.episode_query_from_proto(decode(pb.RecallEpisodesRequest, data))
+        asked = operator_requests.episode_query_from_proto(decode(pb.RecallEpisodesRequest, data))
         remembered = await self._actions.recall_episodes(
             asked.tool, asked.message, asked.code, asked.scope
         )
         now = self._clock.now()
         activity = self._board.activity(tool_key(asked.tool, asked.scope))
-        verdicts = responses.MemoryVerdicts(
+        verdicts = operator_responses.MemoryVerdicts(
             self._board.min_episodes,
             activity.succeeded_at if activity is not None else None,
             activity.reset_at if activity is not None else None,
         )
-        return responses.recalled_to_proto(remembered, now, verdicts)
+        return operator_responses.recalled_to_proto(remembered, now, verdicts)
 
     def _known_tool(self, tool: str, scope: str = "") -> str:
-        """The key of ``tool`` in ``scope`` (errord.decide.scope), which errord knows."""
-        tool, scope = requests.tool_from_proto(tool, scope)
+        """The key of ``tool`` in ``scope`` (errord.decide.model.scope), which errord knows."""
+        tool, scope = operator_requests.tool_from_proto(tool, scope)
         key = tool_key(tool, scope)
         if not self._board.knows(key):
             raise ToolNotFound(tool, scope=scope)

@@ -21,12 +21,12 @@ from pathlib import Path
 
 from errord_client.v1 import errord_pb2 as pb
 
+from errord.assembly import Assembly, assemble
 from errord.config import Settings
-from errord.decide.manifest_snapshot import ManifestSnapshot
 from errord.errors import FieldViolation, InvalidRequest, ManifestError, NoManifestDirectory
 from errord.limits import LimitExceeded
 from errord.manifests.root import SETTING, ManifestRoot
-from errord.replay import ReplayScope, ReplaySummary, engine_for, load_manifests, replay_database
+from errord.replay import ReplayScope, ReplaySummary, replay_database
 from errord.replay.compare import DEFAULT_EXAMPLES
 from errord.wire.bounds import CONTROL_CHARACTERS, Violations
 from errord.wire.responses import duration
@@ -147,7 +147,7 @@ class Replays:
 
     async def _replayed(self, asked: ReplayAsked) -> AsyncIterator[pb.ReplayManifestsResponse]:
         try:
-            manifests = await asyncio.to_thread(self._manifests, asked.manifests)
+            assembly = await asyncio.to_thread(self._assembly, asked.manifests)
         except ManifestError as error:
             raise manifest_violations(error) from error
         loop = asyncio.get_running_loop()
@@ -159,10 +159,14 @@ class Replays:
                 raise ReplayAbandoned
             loop.call_soon_threadsafe(progress.put_nowait, (replayed, total))
 
-        engine = engine_for(self._settings)
         folding = asyncio.ensure_future(
             asyncio.to_thread(
-                replay_database, self._settings.db, engine, manifests, asked.scope, told
+                replay_database,
+                self._settings.db,
+                assembly.engine,
+                assembly.manifests,
+                asked.scope,
+                told,
             )
         )
         folding.add_done_callback(_retrieved)
@@ -181,9 +185,10 @@ class Replays:
             abandoned.set()
         yield pb.ReplayManifestsResponse(summary=summary_to_proto(folding.result()))
 
-    def _manifests(self, asked: Path | None) -> ManifestSnapshot:
-        """The manifests to replay with, those of the daemon for None."""
-        return load_manifests(replayed_directory(asked, self._settings), self._settings)
+    def _assembly(self, asked: Path | None) -> Assembly:
+        """The daemon's assembly (errord.assembly) with the manifests to replay, its own
+        for None."""
+        return assemble(self._settings, replayed_directory(asked, self._settings))
 
 
 class ReplayAbandoned(Exception):

@@ -1,9 +1,10 @@
-"""Responses out: domain records encoded as the messages errord answers with.
+"""Decisions out: what a report is answered with, as the messages errord answers with.
 
-Decisions, trace events, turn summaries, reconciliations and call checks for
-ErrorHandlerService; breakers, tool statistics and remembered errors for
-OperatorService. Domain enums map to wire enum numbers (``WIRE_*``), which generated
-messages store (a name would be looked up at each use).
+Decisions (with their classification, correction and breaker), and call checks; the
+conversions every answer shares (durations, timestamps, JSON values, the wire enums).
+A turn's answers are errord.wire.turn_responses', OperatorService's
+errord.wire.operator_responses'. Domain enums map to wire enum numbers (``WIRE_*``),
+which generated messages store (a name would be looked up at each use).
 
 A decision is answered for every report, so its conversion builds each message in
 place, in the field of the message holding it (``message=``): a nested message built
@@ -13,7 +14,6 @@ are not set, as proto3 does not send them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 from typing import TypeVar
@@ -23,43 +23,22 @@ from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
 from errord.decide.classify import fault_of
 from errord.decide.engine import CallCheck
-from errord.decide.events import (
-    BreakerChanged,
-    FailureEvent,
-    ForgetReason,
-    ManifestsReloaded,
-    MemoryForgotten,
-    OutcomeEvent,
-    RateLimited,
-    TraceEvent,
-    TurnBegan,
-    TurnEnded,
-)
-from errord.decide.memory import BURST_GAP, Evidence, MemoryKey, MemoryStats, recall
 from errord.decide.model import (
     Action,
     BreakerChange,
     BreakerPhase,
     BreakerState,
-    CallStatus,
     Correction,
     Decision,
     ErrorClass,
     ErrorCode,
-    FailureReport,
     Fault,
     JSONValue,
     Outcome,
-    OutcomeReport,
-    PlannedCall,
     RateWindow,
-    RetryBudget,
     ToolFailure,
-    TurnSummary,
 )
-from errord.decide.reconcile import Reconciliation
-from errord.decide.scope import tool_and_scope
-from errord.state.health import BreakerView, ToolHealth
+from errord.decide.model.events import ForgetReason
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 E = TypeVar("E", bound=Enum)
@@ -287,180 +266,6 @@ def rate_window_to_proto(
     return message
 
 
-def trace_event_to_proto(event: TraceEvent) -> pb.TraceEvent:
-    detail = event.detail
-    message = pb.TraceEvent(
-        sequence=event.sequence, time=timestamp(event.time), turn_id=detail.turn_id
-    )
-    if isinstance(detail, FailureEvent):
-        _name_attempt(message, detail.report)
-        failure_event_to_proto(detail, message.failure)
-    elif isinstance(detail, OutcomeEvent):
-        _name_attempt(message, detail.report)
-        message.outcome.CopyFrom(
-            pb.OutcomeEvent(
-                outcome=WIRE_OUTCOMES[detail.report.outcome],
-                duration=duration(detail.report.duration),
-                decision_id=detail.report.decision_id,
-            )
-        )
-        if detail.breaker is not None:
-            message.outcome.breaker.CopyFrom(breaker_state_to_proto(detail.breaker, event.time))
-    elif isinstance(detail, TurnBegan):
-        message.turn_began.CopyFrom(
-            pb.TurnBeganEvent(
-                implicit=detail.implicit, plan=[planned_call_to_proto(c) for c in detail.plan]
-            )
-        )
-        if detail.deadline is not None:
-            message.turn_began.deadline.CopyFrom(timestamp(detail.deadline))
-        if detail.retry_budget is not None:
-            message.turn_began.retry_budget.CopyFrom(retry_budget_to_proto(detail.retry_budget))
-    elif isinstance(detail, TurnEnded):
-        message.turn_ended.summary.CopyFrom(turn_summary_to_proto(detail.summary))
-    elif isinstance(detail, ManifestsReloaded):
-        message.manifests_reloaded.CopyFrom(
-            pb.ManifestsReloadedEvent(
-                applied=detail.applied, tools=detail.tools, problems=detail.problems, by=detail.by
-            )
-        )
-    elif isinstance(detail, MemoryForgotten):
-        message.memory_forgotten.CopyFrom(
-            pb.MemoryForgottenEvent(
-                reason=WIRE_FORGET_REASONS[detail.reason],
-                errors=[_forgotten_to_proto(key) for key in detail.errors],
-            )
-        )
-    elif isinstance(detail, BreakerChanged):
-        message.tool = detail.tool
-        message.scope = detail.scope
-        message.breaker.CopyFrom(
-            pb.BreakerEvent(
-                change=WIRE_CHANGES[detail.change],
-                breaker=breaker_state_to_proto(detail.breaker, event.time),
-                by=detail.by,
-            )
-        )
-    elif isinstance(detail, RateLimited):
-        message.tool = detail.tool
-        message.scope = detail.scope
-        rate_window_to_proto(detail.window, message.rate_limited.window)
-    return message
-
-
-def _name_attempt(message: pb.TraceEvent, report: FailureReport | OutcomeReport) -> None:
-    message.call_id = report.call_id
-    message.tool = report.tool
-    message.attempt = report.attempt
-    message.scope = report.scope
-
-
-def _forgotten_to_proto(key: MemoryKey) -> pb.ForgottenError:
-    tool, scope = tool_and_scope(key.tool)
-    return pb.ForgottenError(tool=tool, signature=key.signature, scope=scope)
-
-
-def failure_event_to_proto(
-    detail: FailureEvent, message: pb.FailureEvent | None = None
-) -> pb.FailureEvent:
-    """``detail`` into ``message`` when given, else into a new FailureEvent."""
-    if message is None:
-        message = pb.FailureEvent()
-    report = detail.report
-    tool_failure_to_proto(report.error, message.error)
-    message.arguments.SetInParent()  # sent even when empty, as it always was
-    message.arguments.update(report.arguments)
-    duration(report.elapsed, message.elapsed)
-    decision_to_proto(detail.decision, message.decision)
-    declaration = report.declaration
-    if declaration is not None:
-        if declaration.parameters is not None:
-            message.tool_declaration.parameters.update(declaration.parameters)
-        if declaration.timeout is not None:
-            duration(declaration.timeout, message.tool_declaration.timeout)
-    return message
-
-
-def reconciliation_to_proto(reconciliation: Reconciliation) -> pb.ReconcileResultsResponse:
-    return pb.ReconcileResultsResponse(
-        results=[
-            pb.ReconciledResult(
-                call_id=result.call_id,
-                tool=result.tool,
-                content=result.content,
-                is_error=result.is_error,
-                origin=f"RESULT_ORIGIN_{result.origin.value}",
-                note=result.note,
-            )
-            for result in reconciliation.results
-        ],
-        dropped=[
-            pb.DroppedResult(
-                index=dropped.index,
-                call_id=dropped.call_id,
-                reason=f"DROP_REASON_{dropped.reason.value}",
-            )
-            for dropped in reconciliation.dropped
-        ],
-    )
-
-
-def retry_budget_to_proto(budget: RetryBudget) -> pb.RetryBudget:
-    message = pb.RetryBudget()
-    if budget.max_retries is not None:
-        message.max_retries = budget.max_retries
-    if budget.max_share is not None:
-        message.max_share = budget.max_share
-    return message
-
-
-def planned_call_to_proto(call: PlannedCall) -> pb.PlannedCall:
-    message = pb.PlannedCall(call_id=call.call_id, tool=call.tool, depends_on=call.depends_on)
-    if call.arguments:
-        message.arguments.update(call.arguments)
-    if call.optional is not None:
-        message.optional = call.optional
-    if call.default is not None:
-        message.default_value.CopyFrom(value_to_proto(call.default.value))
-    return message
-
-
-WIRE_STATUSES: dict[CallStatus, str] = {
-    member: f"CALL_STATUS_{member.value}" for member in CallStatus if member.value != "PENDING"
-}
-"""A summary's statuses; PENDING never leaves the daemon (EndTurn settles every call)."""
-
-
-def turn_summary_to_proto(summary: TurnSummary) -> pb.TurnSummary:
-    message = pb.TurnSummary(
-        turn_id=summary.turn_id,
-        began_at=timestamp(summary.began_at),
-        ended_at=timestamp(summary.ended_at),
-        deadline_passed=summary.deadline_passed,
-        user_notice=summary.user_notice,
-    )
-    if summary.deadline is not None:
-        message.deadline.CopyFrom(timestamp(summary.deadline))
-    for call in summary.calls:
-        message.calls.add(
-            call_id=call.call_id,
-            tool=call.tool,
-            status=WIRE_STATUSES[call.status],
-            detail=call.detail,
-            blocked_by=call.blocked_by,
-            decisions=[
-                pb.TakenDecision(
-                    decision_id=taken.decision_id,
-                    tool=taken.tool,
-                    attempt=taken.attempt,
-                    action=WIRE_ACTIONS[taken.action],
-                )
-                for taken in call.decisions
-            ],
-        )
-    return message
-
-
 def call_check_to_proto(checked: CallCheck) -> pb.ValidateCallResponse:
     message = pb.ValidateCallResponse(
         valid=checked.valid, checked=checked.checked, llm_message=checked.llm_message
@@ -469,153 +274,3 @@ def call_check_to_proto(checked: CallCheck) -> pb.ValidateCallResponse:
         message.correction.CopyFrom(correction_to_proto(checked.correction))
         message.problems.extend(message.correction.problems)
     return message
-
-
-# OperatorService's responses.
-
-
-def breaker_to_proto(view: BreakerView) -> pb.Breaker:
-    policy = view.policy
-    message = pb.Breaker(
-        tool=view.tool,
-        scope=view.scope,
-        state=breaker_state_to_proto(view.state, view.now),
-        effective_phase=WIRE_PHASES[view.phase],
-        failure_threshold=policy.failure_threshold,
-        success_threshold=policy.success_threshold,
-        cooldown=duration(policy.cooldown),
-        first_cooldown=duration(policy.first_cooldown),
-        cooldown_multiplier=policy.cooldown_multiplier,
-        next_break=duration(view.next_break),
-        failure_rate=policy.failure_rate,
-        min_calls=policy.min_calls,
-        window=policy.window,
-    )
-    if view.half_opens_in is not None:
-        message.half_opens_in.CopyFrom(duration(view.half_opens_in.total_seconds()))
-    if view.window is not None:
-        rate_window_to_proto(view.window, message.rate_limit)
-    return message
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryVerdicts:
-    """What lifts or times memory's verdicts on a tool's errors, as RecallEpisodes says."""
-
-    min_episodes: float
-    succeeded_at: datetime | None = None
-    """When the tool last succeeded."""
-    reset_at: datetime | None = None
-    """When an operator last reset its breaker."""
-
-
-def remembered_to_proto(
-    key: MemoryKey, stats: MemoryStats, now: datetime, verdicts: MemoryVerdicts | None = None
-) -> pb.RememberedError:
-    return pb.RememberedError(
-        signature=key.signature,
-        fingerprint=stats.fingerprint,
-        recoveries=[
-            _evidence_to_proto(name, evidence, now, verdicts)
-            for name, evidence in sorted(recall(stats, now).items())
-        ],
-    )
-
-
-def _evidence_to_proto(
-    name: str, evidence: Evidence, now: datetime, verdicts: MemoryVerdicts | None
-) -> pb.RecoveryEvidence:
-    message = pb.RecoveryEvidence(
-        recovery=name,
-        succeeded=evidence.succeeded,
-        failed=evidence.failed,
-        unknown=evidence.unknown,
-        success_rate=evidence.success_rate,
-    )
-    if evidence.failed_at is not None:
-        timestamp(evidence.failed_at, message.last_failed)
-    if evidence.succeeded_at is not None:
-        timestamp(evidence.succeeded_at, message.last_succeeded)
-    if verdicts is None or name != Action.RETRY.value:
-        return message
-    if evidence.never_fixed(verdicts.min_episodes):
-        lifted = lifted_by(evidence, verdicts)
-        message.lifted_by = lifted
-        message.stops_retries = not lifted
-    until = evidence.fades_below(verdicts.min_episodes, now)
-    if until is not None:
-        timestamp(until, message.applies_until)
-    return message
-
-
-def lifted_by(evidence: Evidence, verdicts: MemoryVerdicts) -> str:
-    """What lifts a verdict that retries never fix an error, as the RetriesNeverFix gate
-    reads it: "succeeded", "reset", or "" when nothing does."""
-    failed = evidence.failed_at
-    if failed is None:
-        return ""
-    if verdicts.succeeded_at is not None and verdicts.succeeded_at > failed:
-        return "succeeded"
-    if verdicts.reset_at is not None and verdicts.reset_at > failed:
-        return "reset"
-    return ""
-
-
-def recalled_to_proto(
-    remembered: list[tuple[MemoryKey, MemoryStats]], now: datetime, verdicts: MemoryVerdicts
-) -> pb.RecallEpisodesResponse:
-    message = pb.RecallEpisodesResponse(
-        errors=[remembered_to_proto(key, stats, now, verdicts) for key, stats in remembered],
-        min_episodes=verdicts.min_episodes,
-        burst_gap=duration(BURST_GAP),
-    )
-    if verdicts.succeeded_at is not None:
-        timestamp(verdicts.succeeded_at, message.tool_succeeded_at)
-    if verdicts.reset_at is not None:
-        timestamp(verdicts.reset_at, message.breaker_reset_at)
-    return message
-
-
-def tool_health_to_proto(health: ToolHealth) -> pb.ToolStats:
-    stats, recent = health.stats, health.recent
-    return pb.ToolStats(
-        tool=health.tool,
-        scope=health.scope,
-        executions=stats.executions,
-        successes=stats.successes,
-        errors=stats.errors,
-        transient_errors=stats.transient_errors,
-        permanent_errors=stats.permanent_errors,
-        timeouts=stats.timeouts,
-        retries=stats.retries,
-        retry_successes=stats.retry_successes,
-        retry_success_rate=health.retry_success_rate,
-        breaker_opens=stats.breaker_opens,
-        failure_rate=health.failure_rate,
-        mean_duration=duration(stats.durations.mean),
-        p95_duration=duration(stats.durations.quantile(0.95)),
-        errors_by_code={code.value: count for code, count in stats.errors_by_code.items()},
-        errors_by_exception=stats.errors_by_exception,
-        decisions={action.value: count for action, count in stats.decisions.items()},
-        recent=pb.RecentStats(
-            executions=recent.executions,
-            errors=recent.errors,
-            failure_rate=health.recent_failure_rate,
-            mean_duration=duration(health.recent_mean_duration),
-        ),
-        breaker=breaker_to_proto(health.breaker),
-        alerts=[
-            pb.ToolAlert(kind=f"ALERT_KIND_{alert.kind.value}", message=alert.message)
-            for alert in health.alerts
-        ],
-        override_candidates=[
-            pb.OverrideCandidate(
-                signature=candidate.signature,
-                fingerprint=candidate.fingerprint,
-                retried=candidate.retried,
-                recovered=candidate.recovered,
-                suggested_rule=candidate.suggested_rule,
-            )
-            for candidate in health.override_candidates
-        ],
-    )

@@ -19,17 +19,15 @@ import grpc
 from errord_client.v1 import errord_pb2 as pb
 from google.protobuf import message
 
-from errord.decide.events import TraceEvent
+from errord.decide.model.events import TraceEvent
 from errord.handler import ErrorHandler
 from errord.limits import LimitExceeded, Limits
-from errord.state.breaker_feed import BreakerFeed
-from errord.state.feed import TraceFeed
-from errord.wire import requests, responses, tool_policies
+from errord.wire import requests, responses, tool_policies, turn_requests, turn_responses
 from errord.wire.budget import FIELD_OVERHEAD, RESPONSE_BUDGET, grouped
 from errord.wire.decoding import decode
 from errord.wire.status import Handle, InContext, abort, status_for, unary_handlers
 from errord.wire.streams import Streams, peer_address
-from errord.wire.telemetry import Telemetry
+from errord.wire.telemetry import Telemetry, decisions
 
 log = logging.getLogger(__name__)
 
@@ -38,20 +36,14 @@ Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 
 class ErrorHandlerService:
-    """errord.v1.ErrorHandlerService over an ErrorHandler and a TraceFeed."""
+    """errord.v1.ErrorHandlerService over an ErrorHandler, whose ``after_commit`` feeds
+    its watchers."""
 
-    def __init__(
-        self,
-        handler: ErrorHandler,
-        feed: TraceFeed,
-        breakers: BreakerFeed | None = None,
-        telemetry: Telemetry | None = None,
-    ) -> None:
+    def __init__(self, handler: ErrorHandler, telemetry: Telemetry | None = None) -> None:
         self._handler = handler
-        self.telemetry = telemetry
-        """Ids hashed and spans exported (errord.wire.telemetry); None for neither."""
-        self._feed = feed
-        self._breakers = breakers or BreakerFeed()
+        self._decisions = decisions(handler, telemetry)
+        """The handler's decisions, with telemetry around them when asked for: ids hashed,
+        spans exported (errord.wire.telemetry)."""
         self.streams = Streams.within(Limits())
         """The streams open, and how many may be: WatchTrace's and WatchTools' (one per
         executor) are held here."""
@@ -60,7 +52,7 @@ class ErrorHandlerService:
         """Serve within ``limits``: watchers in ``streams``' slots (the server's, shared
         with the health and reflection streams), events per turn in the handler."""
         self.streams = streams
-        self._handler.max_turn_events = limits.max_turn_events
+        self._handler.room.max_turn_events = limits.max_turn_events
 
     async def watch_within_limit(
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
@@ -82,13 +74,8 @@ class ErrorHandlerService:
 
     async def admit_call(self, data: bytes, context: Context) -> pb.AdmitCallResponse:
         asked = requests.admission_from_proto(decode(pb.AdmitCallRequest, data))
-        if self.telemetry is None:
-            admitted = await self._handler.admit_call(asked.key, asked.arguments, asked.scope)
-        else:
-            admitted = await self.telemetry.admit_call(
-                self._handler, asked.key, asked.arguments, context, asked.scope
-            )
-        admission, decision, replayed = admitted
+        admitted = self._decisions.admit_call(asked.key, asked.arguments, asked.scope, context)
+        admission, decision, replayed = await admitted
         return tool_policies.admission_to_proto(
             admission, decision, replayed, self._handler.clock.now()
         )
@@ -116,7 +103,9 @@ class ErrorHandlerService:
         watcher = None
         try:
             decode(pb.WatchToolsRequest, data)
-            watcher = self._breakers.subscribe()  # before the snapshot: nothing is missed
+            watcher = (
+                self._handler.after_commit.tools.subscribe()
+            )  # before the snapshot: nothing is missed
             yield self._tool_policies(None).SerializeToString()
             async for changed in watcher.changes():
                 yield self._tool_policies(changed).SerializeToString()
@@ -124,7 +113,7 @@ class ErrorHandlerService:
             await abort(context, error)
         finally:
             if watcher is not None:
-                self._breakers.unsubscribe(watcher)
+                self._handler.after_commit.tools.unsubscribe(watcher)
 
     def _tool_policies(self, changed: set[str] | None) -> pb.WatchToolsResponse:
         handler = self._handler
@@ -138,33 +127,29 @@ class ErrorHandlerService:
         )
 
     async def begin_turn(self, data: bytes) -> pb.BeginTurnResponse:
-        asked = requests.beginning_from_proto(decode(pb.BeginTurnRequest, data))
+        asked = turn_requests.beginning_from_proto(decode(pb.BeginTurnRequest, data))
         event, replayed = await self._handler.begin_turn(
             asked.turn_id, asked.deadline, asked.retry_budget, asked.plan
         )
-        return pb.BeginTurnResponse(event=responses.trace_event_to_proto(event), replayed=replayed)
+        return pb.BeginTurnResponse(
+            event=turn_responses.trace_event_to_proto(event), replayed=replayed
+        )
 
     async def end_turn(self, data: bytes) -> pb.EndTurnResponse:
-        turn_id = requests.turn_id_from_proto(decode(pb.EndTurnRequest, data))
+        turn_id = turn_requests.turn_id_from_proto(decode(pb.EndTurnRequest, data))
         summary, replayed = await self._handler.end_turn(turn_id)
         return pb.EndTurnResponse(
-            summary=responses.turn_summary_to_proto(summary), replayed=replayed
+            summary=turn_responses.turn_summary_to_proto(summary), replayed=replayed
         )
 
     async def report_failure(self, data: bytes, context: Context) -> pb.ReportFailureResponse:
         report = requests.failure_report_from_proto(decode(pb.ReportFailureRequest, data))
-        if self.telemetry is None:
-            decision, replayed = await self._handler.report_failure(report)
-        else:
-            decision, replayed = await self.telemetry.report_failure(self._handler, report, context)
+        decision, replayed = await self._decisions.report_failure(report, context)
         return responses.report_failure_response(decision, replayed)
 
     async def report_failures(self, data: bytes, context: Context) -> pb.ReportFailuresResponse:
         reports = requests.failure_reports_from_proto(decode(pb.ReportFailuresRequest, data))
-        if self.telemetry is None:
-            results = await self._handler.report_failures(reports)
-        else:
-            results = await self.telemetry.report_failures(self._handler, reports, context)
+        results = await self._decisions.report_failures(reports, context)
         response = pb.ReportFailuresResponse()
         for result in results:
             if isinstance(result, Exception):  # refused: the status it alone would have got
@@ -177,31 +162,28 @@ class ErrorHandlerService:
         return response
 
     async def reconcile_results(self, data: bytes) -> pb.ReconcileResultsResponse:
-        asked = requests.reconciling_from_proto(decode(pb.ReconcileResultsRequest, data))
+        asked = turn_requests.reconciling_from_proto(decode(pb.ReconcileResultsRequest, data))
         reconciled = await self._handler.reconcile_results(asked.turn_id, asked.calls, asked.held)
-        return responses.reconciliation_to_proto(reconciled)
+        return turn_responses.reconciliation_to_proto(reconciled)
 
     async def report_outcome(self, data: bytes, context: Context) -> pb.ReportOutcomeResponse:
         report = requests.outcome_report_from_proto(decode(pb.ReportOutcomeRequest, data))
-        if self.telemetry is None:
-            event, replayed = await self._handler.report_outcome(report)
-        else:
-            event, replayed = await self.telemetry.report_outcome(self._handler, report, context)
+        event, replayed = await self._decisions.report_outcome(report, context)
         return pb.ReportOutcomeResponse(
-            event=responses.trace_event_to_proto(event), replayed=replayed
+            event=turn_responses.trace_event_to_proto(event), replayed=replayed
         )
 
     async def validate_call(self, data: bytes) -> pb.ValidateCallResponse:
-        asked = requests.call_to_check_from_proto(decode(pb.ValidateCallRequest, data))
+        asked = turn_requests.call_to_check_from_proto(decode(pb.ValidateCallRequest, data))
         return responses.call_check_to_proto(
             self._handler.validate_call(asked.tool, asked.arguments)
         )
 
     async def get_turn_trace(self, data: bytes) -> pb.GetTurnTraceResponse:
         """A page of at most ``page.size`` events that fits RESPONSE_BUDGET bytes."""
-        page = requests.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
+        page = turn_requests.trace_page_from_proto(decode(pb.GetTurnTraceRequest, data))
         events = await self._handler.turn_trace(page.turn_id, after=page.after, limit=page.size + 1)
-        converted = map(responses.trace_event_to_proto, events[: page.size])
+        converted = map(turn_responses.trace_event_to_proto, events[: page.size])
         shown = next(grouped(converted, lambda event: event.ByteSize() + FIELD_OVERHEAD), [])
         response = pb.GetTurnTraceResponse(events=shown)
         if len(shown) < len(events):
@@ -212,17 +194,19 @@ class ErrorHandlerService:
         self, data: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncGenerator[bytes]:
         """Serialized WatchTraceResponses: a live event is encoded once for every watcher
-        (the feed shares the bytes), a replayed one for this watcher alone. Each response
+        (the feed shares the bytes), one of the history for this watcher alone. Each response
         holds every live event committed since the last was made (or within the watcher's
         batch_interval), within RESPONSE_BUDGET bytes: one in ``event``, several in
         ``events``."""
         subscription = None
         try:
-            watch = requests.watch_from_proto(decode(pb.WatchTraceRequest, data))
-            # Subscribe before replaying, so that nothing committed meanwhile is missed.
-            subscription = self._feed.subscribe(watch.turn_id, after=watch.after)
-            if watch.replay:
-                async for event in self._handler.replay(watch.after, turn_id=watch.turn_id):
+            watch = turn_requests.watch_from_proto(decode(pb.WatchTraceRequest, data))
+            # Subscribed before the history is read: nothing committed meanwhile is missed.
+            subscription = self._handler.after_commit.trace.subscribe(
+                watch.turn_id, after=watch.after
+            )
+            if watch.history:
+                async for event in self._handler.trace_after(watch.after, turn_id=watch.turn_id):
                     subscription.after = event.sequence
                     yield self.watch_response(event)
             if watch.batch_interval:
@@ -238,13 +222,13 @@ class ErrorHandlerService:
             await abort(context, error)
         finally:
             if subscription is not None:
-                self._feed.unsubscribe(subscription)
+                self._handler.after_commit.trace.unsubscribe(subscription)
 
     @staticmethod
     def watch_response(event: TraceEvent) -> bytes:
         """What WatchTrace sends for ``event`` alone: a serialized WatchTraceResponse."""
         return pb.WatchTraceResponse(
-            event=responses.trace_event_to_proto(event)
+            event=turn_responses.trace_event_to_proto(event)
         ).SerializeToString()
 
     @staticmethod
@@ -252,7 +236,7 @@ class ErrorHandlerService:
         """``event`` as one element of WatchTraceResponse's ``events``, serialized: a response
         holding several events is their elements one after the other."""
         return pb.WatchTraceResponse(
-            events=[responses.trace_event_to_proto(event)]
+            events=[turn_responses.trace_event_to_proto(event)]
         ).SerializeToString()
 
 

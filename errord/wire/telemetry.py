@@ -19,14 +19,14 @@ Spans are built from the report as the handler records it (``ErrorHandler.redact
 what a span says of the error (``error.type``) is masked as in the trace, the log and
 the metrics. The report is masked once, here, and handed to the handler as it is.
 
-With neither asked for, the service holds no Telemetry, and each report costs one
-``is None`` check more.
+The service has reports decided through one wrapper around the handler (``decisions``):
+``Traced`` with telemetry, ``Untraced`` without, which costs each report one call.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeAlias, TypeVar
@@ -35,8 +35,7 @@ import grpc
 from msgspec import structs
 
 from errord.config import Settings
-from errord.decide.admission import Admission
-from errord.decide.events import TraceEvent
+from errord.decide.health.admission import Admission
 from errord.decide.model import (
     Action,
     Decision,
@@ -46,6 +45,7 @@ from errord.decide.model import (
     OutcomeReport,
     ReportKey,
 )
+from errord.decide.model.events import TraceEvent
 from errord.errors import ConfigError
 from errord.handler import ErrorHandler
 
@@ -91,8 +91,66 @@ class IdHashing:
         return hashlib.sha256((self.salt + value).encode()).hexdigest()
 
 
+class Decisions(Protocol):
+    """How the service has reports decided: by the handler as it is (``Untraced``), or
+    with the telemetry the settings ask for around it (``Traced``). Each method takes
+    the call's context, whose metadata may carry the caller's trace context."""
+
+    def report_failure(
+        self, report: FailureReport, context: Context
+    ) -> Awaitable[tuple[Decision, bool]]: ...
+
+    def report_failures(
+        self, reports: Sequence[FailureReport], context: Context
+    ) -> Awaitable[list[tuple[Decision, bool] | Exception]]: ...
+
+    def admit_call(
+        self, key: ReportKey, arguments: dict[str, JSONValue], scope: str, context: Context
+    ) -> Awaitable[tuple[Admission, Decision | None, bool]]: ...
+
+    def report_outcome(
+        self, report: OutcomeReport, context: Context
+    ) -> Awaitable[tuple[TraceEvent, bool]]: ...
+
+
+def decisions(handler: ErrorHandler, telemetry: Telemetry | None) -> Decisions:
+    """The handler's decisions, with ``telemetry`` around them unless None."""
+    return Untraced(handler) if telemetry is None else Traced(handler, telemetry)
+
+
+class Untraced:
+    """The handler's decisions as they are: each call is the handler's own, the context
+    unread."""
+
+    __slots__ = ("_handler",)
+
+    def __init__(self, handler: ErrorHandler) -> None:
+        self._handler = handler
+
+    def report_failure(
+        self, report: FailureReport, context: Context
+    ) -> Awaitable[tuple[Decision, bool]]:
+        return self._handler.report_failure(report)
+
+    def report_failures(
+        self, reports: Sequence[FailureReport], context: Context
+    ) -> Awaitable[list[tuple[Decision, bool] | Exception]]:
+        return self._handler.report_failures(reports)
+
+    def admit_call(
+        self, key: ReportKey, arguments: dict[str, JSONValue], scope: str, context: Context
+    ) -> Awaitable[tuple[Admission, Decision | None, bool]]:
+        return self._handler.admit_call(key, arguments, scope)
+
+    def report_outcome(
+        self, report: OutcomeReport, context: Context
+    ) -> Awaitable[tuple[TraceEvent, bool]]:
+        return self._handler.report_outcome(report)
+
+
 class Telemetry:
-    """The report methods' telemetry: ids hashed (``hashing``), spans (``spans``)."""
+    """What the settings ask of each decision: ids hashed (``hashing``), spans exported
+    (``spans``)."""
 
     def __init__(self, hashing: IdHashing | None, spans: SpanSink | None) -> None:
         self.hashing = hashing
@@ -107,36 +165,47 @@ class Telemetry:
             report, user_id=hashing(report.user_id), session_id=hashing(report.session_id)
         )
 
+    def close(self) -> None:
+        """Export the spans still queued (blocks: call it from a thread)."""
+        if self.spans is not None:
+            self.spans.close()
+
+
+class Traced:
+    """The handler's decisions with ``telemetry`` around them: each report's ids made
+    private before the handler records them, and a span for each decision made."""
+
+    def __init__(self, handler: ErrorHandler, telemetry: Telemetry) -> None:
+        self._handler = handler
+        self._telemetry = telemetry
+        self._spans = telemetry.spans
+
     async def report_failure(
-        self, handler: ErrorHandler, report: FailureReport, context: Context
+        self, report: FailureReport, context: Context
     ) -> tuple[Decision, bool]:
-        report = handler.redacted(self.private(report))
-        decision, replayed = await handler.report_failure(report, redacted=True)
-        if self.spans is not None and not replayed:
+        report = self._handler.redacted(self._telemetry.private(report))
+        decision, replayed = await self._handler.report_failure(report, redacted=True)
+        if self._spans is not None and not replayed:
             self._failure_span("ReportFailure", decision, report, context)
         return decision, replayed
 
     async def report_failures(
-        self, handler: ErrorHandler, reports: Sequence[FailureReport], context: Context
+        self, reports: Sequence[FailureReport], context: Context
     ) -> list[tuple[Decision, bool] | Exception]:
-        reports = [handler.redacted(self.private(report)) for report in reports]
+        handler, private = self._handler, self._telemetry.private
+        reports = [handler.redacted(private(report)) for report in reports]
         results = await handler.report_failures(reports, redacted=True)
-        if self.spans is not None:
+        if self._spans is not None:
             for report, result in zip(reports, results, strict=True):
                 if not isinstance(result, Exception) and not result[1]:
                     self._failure_span("ReportFailures", result[0], report, context)
         return results
 
     async def admit_call(
-        self,
-        handler: ErrorHandler,
-        key: ReportKey,
-        arguments: dict[str, JSONValue],
-        context: Context,
-        scope: str = "",
+        self, key: ReportKey, arguments: dict[str, JSONValue], scope: str, context: Context
     ) -> tuple[Admission, Decision | None, bool]:
-        admission, decision, replayed = await handler.admit_call(key, arguments, scope)
-        if self.spans is not None and not replayed:
+        admission, decision, replayed = await self._handler.admit_call(key, arguments, scope)
+        if self._spans is not None and not replayed:
             if decision is not None:
                 self._failure_span("AdmitCall", decision, None, context)
             elif admission.claim:
@@ -146,33 +215,30 @@ class Telemetry:
                 if scope:
                     attributes["errord.scope"] = scope
                 attributes["errord.breaker.phase"] = admission.breaker.phase.value
-                name, at = span_name("AdmitCall"), handler.clock.now()
-                self.spans.emit(name, metadata(context), key.turn_id, at, attributes, False)
+                name, at = span_name("AdmitCall"), self._handler.clock.now()
+                self._spans.emit(name, metadata(context), key.turn_id, at, attributes, False)
         return admission, decision, replayed
 
     async def report_outcome(
-        self, handler: ErrorHandler, report: OutcomeReport, context: Context
+        self, report: OutcomeReport, context: Context
     ) -> tuple[TraceEvent, bool]:
-        report = self.private(report)
-        event, replayed = await handler.report_outcome(report)
-        if self.spans is not None and not replayed:
+        report = self._telemetry.private(report)
+        event, replayed = await self._handler.report_outcome(report)
+        if self._spans is not None and not replayed:
             attributes = outcome_attributes(report)
             failed = report.outcome is Outcome.FAILURE
             name = span_name("ReportOutcome")
-            self.spans.emit(name, metadata(context), report.turn_id, event.time, attributes, failed)
+            self._spans.emit(
+                name, metadata(context), report.turn_id, event.time, attributes, failed
+            )
         return event, replayed
-
-    def close(self) -> None:
-        """Export the spans still queued (blocks: call it from a thread)."""
-        if self.spans is not None:
-            self.spans.close()
 
     def _failure_span(
         self, method: str, decision: Decision, report: FailureReport | None, context: Context
     ) -> None:
-        assert self.spans is not None
+        assert self._spans is not None
         attributes = failure_attributes(method, decision, report)
-        self.spans.emit(
+        self._spans.emit(
             span_name(method),
             metadata(context),
             decision.turn_id,

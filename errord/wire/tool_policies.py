@@ -7,10 +7,10 @@ from datetime import datetime
 
 from errord_client.v1 import errord_pb2 as pb
 
-from errord.decide.admission import Admission
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.health.admission import Admission
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import BreakerState, Decision, RateWindow
-from errord.decide.scope import tool_and_scope
+from errord.decide.model.scope import tool_and_scope
 from errord.wire.responses import (
     breaker_state_to_proto,
     decision_to_proto,
@@ -42,7 +42,7 @@ def tool_policies_to_proto(
     snapshot: bool,
     window_of: Callable[[str], RateWindow | None] | None = None,
 ) -> pb.WatchToolsResponse:
-    """The policies of ``tools`` (keys of tools and scopes: errord.decide.scope); every
+    """The policies of ``tools`` (keys of tools and scopes: errord.decide.model.scope); every
     tool errord knows for a ``snapshot``. A rate-limit window is sent while it holds."""
     response = pb.WatchToolsResponse(
         snapshot=snapshot, default_timeout=duration(manifests.defaults.timeout)

@@ -28,8 +28,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from errord.clock import SystemClock
-from errord.decide.events import EventDetail, TurnBegan, TurnEnded
 from errord.decide.model import Action, CallStatus, CallSummary, TurnSummary
+from errord.decide.model.events import EventDetail, TurnBegan, TurnEnded
 from errord.ops.console.rendering import render
 from errord.ops.console.story import read_story
 from errord.ops.console.turns import TurnQuery, find_turns, turns_since

@@ -3,7 +3,7 @@
     python -m tests.benchmarks.decision_path [--requests 20000] [--in-flight 64] [--phases]
 
 The servicer, handler, projections and store of ``errord serve`` (a real SQLite file,
-WAL, synchronous=FULL, the group-commit writer and the commit listeners), driven by
+WAL, synchronous=FULL, the group-commit writer and what follows a commit), driven by
 ``--in-flight`` tasks that each hand the servicer the next serialized ReportFailure
 request (tests/benchmarks/loadgen.py's: every report a new call of a new turn) and
 serialize its answer, as grpc would. What is measured is the process's CPU time per
@@ -18,7 +18,7 @@ decision), to stderr: send it where the daemon's goes (a file, journald's pipe).
 ``--phases`` also times each phase of a request with perf_counter around the functions
 that make it (the timers' own cost, about 1 µs each, is included): request conversion,
 redaction, the decision, submitting, the writer (staging, encoding, the transaction,
-applying, the listeners), the response. The figures are per decision.
+applying, what follows the commit), the response. The figures are per decision.
 """
 
 from __future__ import annotations
@@ -36,16 +36,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from errord.app import committed
+from errord.assembly import engine_for
 from errord.clock import SystemClock
-from errord.decide.engine import Engine
-from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.policy import default_policy
+from errord.config import Settings
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.handler import ErrorHandler
 from errord.ops import logs
 from errord.ops.logs import LogFormat
-from errord.state.breaker_feed import BreakerFeed
-from errord.state.feed import TraceFeed
 from errord.state.projections import Projections
 from errord.state.store import Store
 from errord.wire.service import ErrorHandlerService
@@ -59,7 +56,7 @@ PHASES: dict[str, tuple[str, str]] = {
     "writer: stage": ("errord.state.projections", "Projections.stage"),
     "writer: encode rows": ("errord.state.store.writer", "event_row"),
     "writer: commit state": ("errord.state.projections", "Projections.commit"),
-    "writer: listeners": ("errord.state.store.writer", "GroupCommitWriter._notify"),
+    "writer: after commit": ("errord.state.store.writer", "GroupCommitWriter._notify"),
     "convert response": ("errord.wire.service", "responses.decision_to_proto"),
 }
 """Each phase, as the module and the name (in it) of the function that does it."""
@@ -106,15 +103,11 @@ class PhaseTimers:
 async def run(requests: int, in_flight: int, directory: Path) -> tuple[float, float]:
     """CPU seconds and wall seconds for ``requests`` decisions, ``in_flight`` at a time."""
     state = Projections()
-    feed, breakers = TraceFeed(), BreakerFeed()
     clock = SystemClock()
-    on_commit = functools.partial(committed, feed, breakers)
     path = directory / "errord.db"
-    async with await Store.open(path, clock, state, on_commit=on_commit) as store:
-        handler = ErrorHandler(
-            Engine(default_policy(None)), store, state, ManifestSnapshot(), clock
-        )
-        service = ErrorHandlerService(handler, feed, breakers)
+    async with await Store.open(path, clock, state) as store:
+        handler = ErrorHandler(engine_for(Settings()), store, state, ManifestSnapshot(), clock)
+        service = ErrorHandlerService(handler)
         prefix = directory.name
         data = [request(f"{prefix}-{n}", n).SerializeToString() for n in range(requests)]
         gc.freeze()

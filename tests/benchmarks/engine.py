@@ -24,11 +24,11 @@ from datetime import UTC, datetime
 
 from errord_client.v1 import errord_pb2 as pb
 
-from errord.decide.engine import Engine
-from errord.decide.events import TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.assembly import engine_for
+from errord.config import Settings
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import ErrorCode, FailureReport, ToolFailure
-from errord.decide.policy import default_policy
+from errord.decide.model.events import TraceEvent
 from errord.state.projections import Projections
 from errord.state.store.rows import event_row
 from errord.wire.requests import failure_report_from_proto
@@ -78,7 +78,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=int, default=20_000)
     count = parser.parse_args().reports
-    engine = Engine(default_policy())  # jitter seeded by the decision id, as the daemon's
+    engine = engine_for(Settings())  # the daemon's engine (errord.assembly)
     manifests = ManifestSnapshot()
     batch = reports(count)
     decided = [engine.decide(report, manifests, None, None, NOW) for report in batch]

@@ -48,7 +48,7 @@ from errord_client.v1 import errord_pb2_grpc
 
 from errord.clock import SystemClock
 from errord.decide.engine import Engine
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import recall
 from errord.decide.model import ErrorCode, FailureReport, Outcome, OutcomeReport, ToolFailure
 from errord.decide.policy import default_policy

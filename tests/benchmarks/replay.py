@@ -1,6 +1,6 @@
 """Benchmark: what-if replay of a recorded trace, in decisions re-decided per second.
 
-    python -m tests.benchmarks.replay [--failures 1000000] [--db PATH] [--keep]
+    python -m tests.benchmarks.replay [--failures 1000000] [--db PATH]
 
 Builds a database of ``--failures`` recorded failures quickly, without the daemon: the
 engine decides each report against state folded as the daemon folds it (errord.replay's
@@ -26,10 +26,10 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from errord.assembly import engine_for
 from errord.clock import SystemClock
 from errord.config import Settings
-from errord.decide.events import EventDetail, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     ErrorCode,
@@ -38,8 +38,9 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.decide.model.events import EventDetail, TraceEvent
 from errord.manifests.files import load_manifest_dir
-from errord.replay import ReplayScope, engine_for, replay_database
+from errord.replay import ReplayScope, replay_database
 from errord.replay.fold import ReplayState
 from errord.state.projections import Projections
 from errord.state.store import Store

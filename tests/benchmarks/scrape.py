@@ -46,7 +46,7 @@ METRICS = re.compile(r"metrics on (http://\S+/metrics)")
 BATCH = 256
 """Failures per ReportFailures call: the most one call may hold."""
 SCRAPE_TIMEOUT = 900.0
-TOOL_LINE = re.compile(rb'^errord_tool_executions_total\{scope="",tool="([^"]+)"\}', re.MULTILINE)
+TOOL_LINE = re.compile(rb'^errord_tool_executions_total\{[^}]*\btool="([^"]+)"', re.MULTILINE)
 
 
 def tool_name(number: int) -> str:

@@ -20,8 +20,10 @@ from grpc_status import rpc_status
 
 from errord.config import Settings
 from errord.errors import ConfigError
+from errord.handler.room import Room
 from errord.limits import Limits
-from errord.state.feed import TraceFeed
+from errord.state.after_commit import AfterCommit
+from errord.state.projections import Projections
 from errord.wire.operator import OperatorService
 from errord.wire.server import start_server
 from errord.wire.service import ErrorHandlerService
@@ -266,6 +268,10 @@ async def test_a_repeated_key_with_a_different_error_is_already_exists(
 class BrokenEngine:
     """An engine with a bug: every report raises."""
 
+    def __init__(self) -> None:
+        self.after_commit = AfterCommit()
+        self.room = Room(Projections())
+
     async def report_failure(self, report: object) -> object:
         raise RuntimeError("a bug")
 
@@ -277,7 +283,7 @@ async def test_a_bug_is_answered_internal_never_unknown_and_logged(
     unused: Any = None
     running = await start_server(
         "127.0.0.1:0",
-        ErrorHandlerService(engine, TraceFeed()),
+        ErrorHandlerService(engine),
         OperatorService(unused, unused, unused),
     )
     try:

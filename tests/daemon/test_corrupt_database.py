@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from errord_client import ErrordClient, pb
 
-from errord.decide.events import EventKind
 from errord.decide.model import ReportKey
+from errord.decide.model.events import EventKind
 from errord.errors import CorruptDatabase
 from errord.state.projections import Projections
 from errord.state.store import Store

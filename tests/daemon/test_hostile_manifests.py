@@ -23,10 +23,10 @@ import pytest
 from errord_client import ErrordClient, pb
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from errord.decide.arguments.validators import CallValidator, example_arguments
 from errord.decide.classify import classify
 from errord.decide.manifest import ClassificationRule
 from errord.decide.model import ErrorClass, ToolFailure
-from errord.decide.validate import CallValidator, example_arguments
 from errord.errors import ManifestError
 from errord.manifests.directory import MAX_FILES, MAX_TOTAL_BYTES
 from errord.manifests.file_text import MAX_FILE_BYTES

@@ -18,7 +18,7 @@ from errord_client.v1 import errord_pb2_grpc
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.reconcile import (
+from errord.decide.texts.tool_results import (
     DropReason,
     HeldResult,
     Origin,

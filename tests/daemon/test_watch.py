@@ -16,8 +16,8 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
-from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
+from errord.decide.model.events import OutcomeEvent, TraceEvent
 from errord.errors import WatcherFellBehind
 from errord.state.feed import Subscription, TraceFeed
 from tests.helpers import InProcessDaemon, operator_channel

@@ -19,8 +19,8 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 from google.protobuf import struct_pb2
 
-from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
+from errord.decide.model.events import OutcomeEvent, TraceEvent
 from errord.state.feed import TraceFeed
 from errord.wire.budget import RESPONSE_BUDGET
 from tests.helpers import DaemonProcess, operator_channel

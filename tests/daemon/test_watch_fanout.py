@@ -29,13 +29,13 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
-from errord import app
 from errord.config import Settings
-from errord.decide.events import OutcomeEvent, TraceEvent
 from errord.decide.model import Outcome, OutcomeReport
+from errord.decide.model.events import OutcomeEvent, TraceEvent
 from errord.errors import WatcherFellBehind
+from errord.state import after_commit
 from errord.state.feed import Subscription, TraceFeed
-from errord.wire import responses
+from errord.wire import turn_responses
 from tests.helpers import (
     DaemonProcess,
     InProcessDaemon,
@@ -243,13 +243,13 @@ async def recorded(stub: Stub, after: int, last: int) -> list[int]:
 def converted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sequence of every event the daemon converts to its wire form."""
     calls: list[int] = []
-    real = responses.trace_event_to_proto
+    real = turn_responses.trace_event_to_proto
 
     def counting(event: TraceEvent) -> pb.TraceEvent:
         calls.append(event.sequence)
         return real(event)
 
-    monkeypatch.setattr(responses, "trace_event_to_proto", counting)
+    monkeypatch.setattr(turn_responses, "trace_event_to_proto", counting)
     return calls
 
 
@@ -264,7 +264,7 @@ async def small_backlog_daemon(
         made.append(TraceFeed(backlog=64))
         return made[-1]
 
-    monkeypatch.setattr(app, "TraceFeed", small_feed)
+    monkeypatch.setattr(after_commit, "TraceFeed", small_feed)
     running = await start_in_process(Settings(listen="127.0.0.1:0", db=tmp_path / "errord.db"))
     yield running, made[0]
     running.stop.set()

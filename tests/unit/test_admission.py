@@ -8,10 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from errord.decide.admission import admit
-from errord.decide.events import BreakerChanged, FailureEvent, ManifestsReloaded, TraceEvent
+from errord.decide.health.admission import admit
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     BreakerChange,
@@ -24,6 +23,7 @@ from errord.decide.model import (
     Probe,
     ReportKey,
 )
+from errord.decide.model.events import BreakerChanged, FailureEvent, ManifestsReloaded, TraceEvent
 from errord.errors import TurnClosed
 from errord.state.breaker_feed import EVERY_TOOL, BreakerFeed
 from tests.fakes import FakeClock
@@ -50,7 +50,7 @@ async def force_open(harness: Harness, seconds: float | None = 30.0) -> None:
 async def breaker_changes(harness: Harness) -> list[BreakerChange]:
     return [
         event.detail.change
-        async for event in harness.handler.replay(0)
+        async for event in harness.handler.trace_after(0)
         if isinstance(event.detail, BreakerChanged)
     ]
 
@@ -142,7 +142,7 @@ async def test_a_refusal_is_a_recorded_failure_with_errords_decision(harness: Ha
     assert "circuit breaker of search is open" in decision.reason
     failures = [
         event.detail
-        async for event in harness.handler.replay(0)
+        async for event in harness.handler.trace_after(0)
         if isinstance(event.detail, FailureEvent)
     ]
     assert [f.report.arguments for f in failures] == [{"q": "x"}]
@@ -205,11 +205,11 @@ async def test_watchers_hear_of_transitions_and_reloads_not_of_other_events(
     watcher = feed.subscribe()
     changes = watcher.changes()
     await force_open(harness)
-    events = [event async for event in harness.handler.replay(0)]
+    events = [event async for event in harness.handler.trace_after(0)]
     feed.publish(events)
     assert await anext(changes) == {"search"}
     await harness.handler.admit_call(key(), {})  # a refusal changes no breaker
-    feed.publish([event async for event in harness.handler.replay(events[-1].sequence)])
+    feed.publish([event async for event in harness.handler.trace_after(events[-1].sequence)])
     assert watcher.changed == set()
     reloaded = ManifestsReloaded(event_id="r", applied=True, tools=2)
     feed.publish([TraceEvent(sequence=99, time=harness.clock.now(), detail=reloaded)])

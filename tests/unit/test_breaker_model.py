@@ -20,7 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from errord.decide import breaker as breakers
+from errord.decide.health import breaker as breakers
 from errord.decide.manifest import BreakerPolicy
 from errord.decide.model import CLOSED_BREAKER, BreakerChange, BreakerPhase, BreakerState, Probe
 

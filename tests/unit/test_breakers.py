@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent
 from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     CLOSED_BREAKER,
     Action,
@@ -24,6 +23,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.decide.model.events import BreakerChanged, FailureEvent, OutcomeEvent
 from errord.errors import ToolNotFound
 from errord.handler import ErrorHandler
 from tests.harness import Harness, failure_report
@@ -73,7 +73,7 @@ async def trip(handler: ErrorHandler, tool: str = "search") -> list[Decision]:
 
 
 async def breaker_changes(harness: Harness) -> list[tuple[str, BreakerChange]]:
-    events = [event async for event in harness.handler.replay(0)]
+    events = [event async for event in harness.handler.trace_after(0)]
     return [
         (event.detail.tool, event.detail.change)
         for event in events
@@ -292,7 +292,7 @@ async def test_an_unknown_tool_has_no_breaker_to_change(harness: Harness) -> Non
 
 async def test_each_decision_records_the_breaker_it_left(harness: Harness) -> None:
     await trip(harness.handler)
-    events = [event async for event in harness.handler.replay(0)]
+    events = [event async for event in harness.handler.trace_after(0)]
     recorded = [e.detail.decision.breaker for e in events if isinstance(e.detail, FailureEvent)]
     assert [(b.phase, b.failures) for b in recorded if b is not None] == [
         (BreakerPhase.CLOSED, 1),

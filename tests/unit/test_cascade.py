@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from errord.decide.model import Action, DefaultValue, PlannedCall
-from errord.decide.plan import Waiting, cascade, execution_order, plan_problems, waiting_on
+from errord.decide.policy.plan import Waiting, cascade, execution_order, plan_problems, waiting_on
 
 
 @st.composite

@@ -11,13 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.events import (
-    EventDetail,
-    FailureEvent,
-    OutcomeEvent,
-    TraceEvent,
-    TurnBegan,
-)
 from errord.decide.model import (
     Action,
     CallKey,
@@ -32,6 +25,13 @@ from errord.decide.model import (
     Refusal,
     RefusalKind,
     ToolFailure,
+)
+from errord.decide.model.events import (
+    EventDetail,
+    FailureEvent,
+    OutcomeEvent,
+    TraceEvent,
+    TurnBegan,
 )
 from errord.state import codec
 from errord.state.calls import CallState, ToolRecord

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from errord.config import Settings, default_db_path
-from errord.decide.alerts import AlertThresholds
+from errord.decide.health.alerts import AlertThresholds
 from errord.decide.manifest import BreakerPolicy
-from errord.errors import ConfigError
+from errord.errors import ConfigError, InvalidSettings, SettingProblem
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -162,3 +162,45 @@ def test_under_systemd_the_default_listen_is_a_socket_in_the_runtime_directory(
     assert Settings().listen == "127.0.0.1:50051"
     monkeypatch.setenv("RUNTIME_DIRECTORY", "/run/errord")
     assert Settings().listen == "unix:/run/errord/errord.sock"
+
+
+def test_every_problem_of_a_file_is_listed_at_once_in_the_order_of_its_lines(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path,
+        'tls_cert_file = "c.pem"\nbreaker_window = 10\nlog_level = 3\nport = 5\n'
+        "breaker_min_calls = 20\nmax_tools = 0\n\n[client]\ntls_ca_file = 3\n",
+    )
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_toml(path)
+    assert str(refused.value).splitlines() == [
+        f"{path}:{problem}"
+        for problem in [
+            "1: tls_cert_file: needs tls_key_file too",
+            "3: log_level: expected str, got int",
+            f"4: unknown setting 'port' (known: {', '.join(Settings.__dataclass_fields__)})",
+            "5: breaker_min_calls: must be at least 1 and at most window",
+            "6: max_tools: must be from 1 to 1000000",
+            "9: client.tls_ca_file: expected a file path, got 3",
+        ]
+    ]
+
+
+def test_settings_made_in_code_name_each_invalid_setting() -> None:
+    """Flags and tests make settings without a file: each problem is the setting's."""
+    with pytest.raises(InvalidSettings) as refused:
+        Settings(listen="localhost", alert_window_seconds=30, turn_retry_budget=-1)
+    assert refused.value.problems == (
+        SettingProblem("listen", "expected host:port or unix:PATH, got 'localhost'"),
+        SettingProblem("alert_window_seconds", "must be between 60 and 3600"),
+        SettingProblem("turn_retry_budget", "must not be negative"),
+    )
+    assert str(refused.value).splitlines()[0] == (
+        "listen: expected host:port or unix:PATH, got 'localhost'"
+    )
+
+
+def test_a_path_in_the_file_expands_the_home_directory(tmp_path: Path) -> None:
+    settings = Settings.from_toml(write(tmp_path, 'manifests = "~/tools.d"\n'))
+    assert settings.manifests == Path("~/tools.d").expanduser()

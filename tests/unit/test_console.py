@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from errord.config import Settings
-from errord.decide.events import EventDetail, TurnBegan
 from errord.decide.model import Action
+from errord.decide.model.events import EventDetail, TurnBegan
 from errord.errors import ConfigError
 from errord.ops.console.access import ConsoleAccess, safe_next
 from errord.ops.console.rendering import clip, render

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from errord.decide import manifest_snapshot
 from errord.decide.engine import Engine, new_decision_id
 from errord.decide.manifest import RetryPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest import snapshot as manifest_snapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import ErrorCode, FailureReport, ToolFailure
 from errord.decide.policy import default_policy
 

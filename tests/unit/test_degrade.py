@@ -10,7 +10,7 @@ import pytest
 from google.protobuf import json_format
 
 from errord.decide.manifest import ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     Decision,

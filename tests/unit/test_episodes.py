@@ -9,9 +9,9 @@ from functools import partial
 
 import pytest
 
-from errord.decide.events import FailureEvent, OutcomeEvent
 from errord.decide.manifest import ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.decide.memory.signatures import signature
 from errord.decide.model import (
     Action,
     EpisodeOutcome,
@@ -20,7 +20,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
-from errord.decide.signature import signature
+from errord.decide.model.events import FailureEvent, OutcomeEvent
 from tests.harness import Harness, failure_report
 
 MANIFESTS = ManifestSnapshot(

@@ -12,10 +12,8 @@ import pytest
 from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
-from errord.decide.context import CallPart, DecisionContext, PlanPart, ToolPart, TurnPart
-from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.messages import compose
+from errord.decide.manifest import BreakerPolicy, ToolManifest, ToolPart
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     CallStatus,
@@ -26,9 +24,11 @@ from errord.decide.model import (
     RetryBudget,
     ToolFailure,
 )
-from errord.decide.plan import Waiting
 from errord.decide.policy import default_policy
-from errord.decide.verdict import Verdict
+from errord.decide.policy.context import CallPart, DecisionContext, PlanPart, TurnPart
+from errord.decide.policy.plan import Waiting
+from errord.decide.policy.verdict import Verdict
+from errord.decide.texts.messages import compose
 from tests.fakes import FixedJitter
 from tests.harness import Harness, failure_report
 from tests.helpers import DaemonProcess

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from errord.decide.events import FailureEvent
 from errord.decide.manifest import RetryPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     BreakerPhase,
@@ -19,6 +18,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.decide.model.events import FailureEvent
 from errord.errors import ReportConflict, TurnNotFound
 from tests.harness import Harness
 

@@ -1,17 +1,22 @@
 """errord's packages import one way: each imports only the layers below it, no two packages
 import each other, and the engine (errord.decide) imports no gRPC, SQLite, YAML or asyncio.
+Within the engine, each stage of a decision is a package that imports only the stages
+before it, through their packages, and says in its docstring what each of its modules
+holds; and no module of errord is longer than 450 lines.
 The client package's top level is small: what a first program needs."""
 
 from __future__ import annotations
 
 import ast
 import graphlib
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import errord
+import errord.decide
 
 ROOT = Path(errord.__file__).parent
 
@@ -20,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("limits", "client_config"),
     ("decide",),  # the pure engine: records, manifests' records, classification, policy
     ("state", "manifests", "config"),  # projections and the store; the YAML loader; settings
+    ("assembly",),  # a daemon's engine and manifests, from its settings (serve's and replay's)
     ("handler",),  # the unit of work
     ("reload", "operator_actions", "replay"),  # beside the handler: reloads, operator actions,
     # and the trace replayed with other manifests
@@ -30,6 +36,22 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """Lowest first. A package (or a module of the root) imports only from layers below its own."""
 
+DECIDE_STAGES: tuple[str, ...] = (
+    "model",
+    "redact",
+    "arguments",
+    "classify",
+    "manifest",
+    "health",
+    "memory",
+    "policy",
+    "texts",
+    "engine",
+)
+"""errord.decide's stage packages, in the order they import each other: a stage imports only
+the stages before it, and only through their packages (what their ``__init__`` exports)."""
+
+MAX_MODULE_LINES = 450
 ENGINE_NEVER_IMPORTS = frozenset(
     {"grpc", "grpc_health", "errord_client", "google", "sqlite3", "aiosqlite", "yaml", "asyncio"}
 )
@@ -72,6 +94,35 @@ def unit(module: str) -> str:
     """The package of errord (or the module of its root) a module belongs to."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
+
+
+def stage(module: str) -> str | None:
+    """The stage of errord.decide a module belongs to (``policy`` for
+    errord.decide.policy.gates); None outside the stages."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["errord", "decide"] else None
+
+
+def stage_api(name: str) -> set[str]:
+    """What other stages may import of stage ``name``: its package, and the modules its
+    ``__init__`` exports as modules (health's ``breaker``)."""
+    package = f"errord.decide.{name}"
+    init = ROOT / "decide" / name / "__init__.py"
+    exported: list[str] = []
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            exported = list(ast.literal_eval(node.value))
+    return {package} | {f"{package}.{name}" for name in exported if is_module(f"{package}.{name}")}
+
+
+def stage_edges() -> Iterator[tuple[str, str]]:
+    """(importer, imported) for every import of a module of one stage by another's."""
+    for module, targets in import_graph().items():
+        for target in sorted(targets):
+            if stage(module) and stage(target) and stage(target) != stage(module):
+                yield module, target
 
 
 def errord_edges() -> Iterator[tuple[str, str]]:
@@ -129,3 +180,73 @@ def test_the_clients_top_level_brings_at_most_twelve_names() -> None:
     names.pop("__builtins__")
     assert len(names) <= MAX_CLIENT_NAMES, sorted(names)
     assert {"Executor", "ToolResult", "ErrordClient", "AsyncErrordClient", "tool"} <= names.keys()
+
+
+def test_every_module_of_the_engine_belongs_to_a_stage() -> None:
+    loose = sorted(
+        module
+        for module in import_graph()
+        if unit(module) == "decide" and module != "errord.decide"
+        if stage(module) not in DECIDE_STAGES
+    )
+    assert loose == []
+    assert all((ROOT / "decide" / name / "__init__.py").is_file() for name in DECIDE_STAGES)
+
+
+def test_stages_import_each_other_only_through_their_packages() -> None:
+    api = {name: stage_api(name) for name in DECIDE_STAGES}
+    deep = [
+        f"{module} imports {target}"
+        for module, target in stage_edges()
+        if target not in api[stage(target) or ""]
+    ]
+    assert deep == []
+
+
+def test_stages_import_only_the_stages_before_them() -> None:
+    rank = {name: index for index, name in enumerate(DECIDE_STAGES)}
+    backward = [
+        f"{module} imports {target}"
+        for module, target in stage_edges()
+        if rank[stage(target) or ""] > rank[stage(module) or ""]
+    ]
+    assert backward == []
+
+
+def test_a_stage_module_imports_its_own_stage_by_its_modules() -> None:
+    """A module that imported its own stage's package would run that package's
+    ``__init__``, which imports the module: a cycle."""
+    circular = [
+        f"{module} imports {target}"
+        for module, targets in import_graph().items()
+        for target in targets
+        if stage(module) and target == f"errord.decide.{stage(module)}"
+        if module != target
+    ]
+    assert circular == []
+
+
+def test_each_stages_docstring_names_each_of_its_modules() -> None:
+    """A newcomer finds every module of a stage said in the stage's docstring."""
+    unsaid = []
+    for name in DECIDE_STAGES:
+        said = importlib.import_module(f"errord.decide.{name}").__doc__ or ""
+        unsaid += [
+            f"errord.decide.{name}.{path.stem}"
+            for path in sorted((ROOT / "decide" / name).glob("*.py"))
+            if path.stem != "__init__" and f"``{path.stem}``" not in said
+        ]
+    assert unsaid == []
+
+
+def test_the_engines_docstring_draws_its_stages_in_order() -> None:
+    assert ", ".join(DECIDE_STAGES) in (errord.decide.__doc__ or "")
+
+
+def test_no_module_is_longer_than_450_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT.parent)): lines
+        for path in ROOT.rglob("*.py")
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}

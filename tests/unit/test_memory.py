@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import BURST_GAP, HALF_LIFE, MemoryKey, recall
+from errord.decide.memory.signatures import signature
 from errord.decide.model import (
     ErrorCode,
     FailureReport,
@@ -18,7 +19,6 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
-from errord.decide.signature import signature
 from tests.harness import Harness, failure_report
 
 CALM = BreakerPolicy(failure_threshold=1000)

@@ -13,7 +13,7 @@ import pytest
 
 from errord.config import Settings
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import BURST_GAP, HALF_LIFE
 from errord.decide.model import (
     Action,
@@ -28,7 +28,7 @@ from errord.decide.model import (
 from errord.errors import ConfigError
 from errord.manifests.files import load_manifest_file
 from errord.state.health import ToolHealthBoard
-from errord.wire.responses import tool_health_to_proto
+from errord.wire.operator_responses import tool_health_to_proto
 from tests.harness import Harness
 
 CALM = BreakerPolicy(failure_threshold=1_000_000)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from errord.decide.events import ForgetReason, MemoryForgotten
 from errord.decide.memory import MemoryKey
 from errord.decide.model import ErrorCode, FailureReport, Outcome, OutcomeReport, ToolFailure
+from errord.decide.model.events import ForgetReason, MemoryForgotten
 from errord.state.memory_retention import FORGET_CHUNK, MemoryBounds
 from tests.harness import Harness, failure_report
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from errord.decide.correction import named_parameter, stated_kind
+from errord.decide.arguments.validators import CallValidator
 from errord.decide.manifest import ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Action, ErrorCode, FailureReport, ToolFailure
-from errord.decide.model_message import MessageFormat
-from errord.decide.validate import CallValidator
+from errord.decide.texts.correction import named_parameter, stated_kind
+from errord.decide.texts.layout import MessageFormat
 from tests.harness import Harness, failure_report
 
 SEARCH_SCHEMA = {

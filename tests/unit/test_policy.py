@@ -9,13 +9,9 @@ import pytest
 from msgspec.structs import replace
 
 from errord.decide.classify import classify
-from errord.decide.context import CallPart, DecisionContext, ToolPart, TurnPart
 from errord.decide.engine import Engine
-from errord.decide.fallbacks import Escalate, Fallback, UseAlternative
-from errord.decide.gates import RetryGate
-from errord.decide.manifest import ClassificationRule, RetryPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.messages import compose
+from errord.decide.manifest import ClassificationRule, RetryPolicy, ToolManifest, ToolPart
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     Consequence,
@@ -27,7 +23,11 @@ from errord.decide.model import (
     ToolFailure,
 )
 from errord.decide.policy import RecoveryPolicy, default_policy
-from errord.decide.verdict import Verdict
+from errord.decide.policy.context import CallPart, DecisionContext, TurnPart
+from errord.decide.policy.fallbacks import Escalate, Fallback, UseAlternative
+from errord.decide.policy.gates import RetryGate
+from errord.decide.policy.verdict import Verdict
+from errord.decide.texts.messages import compose
 from tests.fakes import FixedJitter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

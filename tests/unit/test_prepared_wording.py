@@ -1,4 +1,4 @@
-"""Templates prepared once per tool and code (errord.decide.wording.prepare) word a
+"""Templates prepared once per tool and code (errord.decide.texts.wording.prepare) word a
 decision exactly as the template filled whole would, whatever braces the tool's name or
 the template's text hold; so does a breaker's opening time, formatted once."""
 
@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from errord.decide.model import ErrorCode
-from errord.decide.summary import label
-from errord.decide.wording import _opened_at, prepare
+from errord.decide.texts.summary import label
+from errord.decide.texts.wording import _opened_at, prepare
 
 WHOLE = "{Label} ({tool}, {code}) failed {{literally}}; retrying in {delay_ms} ms, {label}."
 

@@ -10,9 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from errord.decide.events import RateLimited
 from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     BreakerPhase,
@@ -20,6 +19,7 @@ from errord.decide.model import (
     ReportKey,
     ToolFailure,
 )
+from errord.decide.model.events import RateLimited
 from errord.wire.tool_policies import tool_policies_to_proto
 from tests.harness import Harness, failure_report
 
@@ -54,7 +54,7 @@ async def test_429s_open_a_window_and_never_the_breaker(harness: Harness) -> Non
     assert window is not None
     assert window.until == harness.clock.now() + timedelta(seconds=1.0)
     assert window.asked == 1.0
-    events = [event async for event in harness.handler.replay(0)]
+    events = [event async for event in harness.handler.trace_after(0)]
     assert sum(isinstance(e.detail, RateLimited) for e in events) == 1  # the others no later
 
 

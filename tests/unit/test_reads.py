@@ -11,11 +11,11 @@ import pytest
 import errord.decide.classify.classification as classify_module
 from errord.decide.engine import Engine
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey
+from errord.decide.memory.signatures import signature
 from errord.decide.model import Classification, ErrorCode, FailureReport, ToolFailure
 from errord.decide.policy import default_policy
-from errord.decide.signature import signature
 from tests.fakes import FixedJitter
 from tests.harness import Harness, failure_report
 

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from errord.assembly import engine_for
 from errord.config import Settings
-from errord.decide.events import BreakerChanged, FailureEvent, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Action, BreakerChange, ErrorClass, ErrorCode, RefusalKind
+from errord.decide.model.events import BreakerChanged, FailureEvent, TraceEvent
 from errord.manifests.files import load_manifest_dir
-from errord.replay import ReplayScope, ReplaySummary, engine_for, replay_database
+from errord.replay import ReplayScope, ReplaySummary, replay_database
 from errord.replay.compare import Comparison
 from errord.replay.fold import Replayer
 from errord.replay.snapshot import trace_snapshot

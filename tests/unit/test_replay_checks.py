@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from errord.decide.arguments.validators import CallValidator
 from errord.decide.manifest import ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
-from errord.decide.validate import CallValidator
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.replay import checks
 from errord.replay.checks import RememberingValidator, remembering
 

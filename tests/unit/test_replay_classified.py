@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from errord.decide.engine.views import Reads
 from errord.decide.manifest import ClassificationRule, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import ErrorClass, ErrorCode, FailureReport, ToolFailure
-from errord.decide.reads import Reads
 from errord.replay import classified as module
 from errord.replay.classified import Classified
 

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.backoff import seeded_fraction
 from errord.decide.engine import Engine
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Action, ErrorCode, FailureReport, ToolFailure
 from errord.decide.policy import default_policy
+from errord.decide.policy.backoff import seeded_fraction
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 REPORT = FailureReport(

@@ -10,9 +10,9 @@ from pathlib import Path
 from msgspec import structs
 
 from errord.decide.engine import Engine
-from errord.decide.events import EventDetail, FailureEvent, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Action, Decision, FailureReport
+from errord.decide.model.events import EventDetail, FailureEvent, TraceEvent
 from errord.decide.policy import default_policy
 from errord.manifests.files import load_manifest_dir
 from errord.replay.fold import ReplayState

@@ -15,7 +15,7 @@ from errord_client.v1 import errord_pb2_grpc
 
 from errord.config import Settings
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Action, FailureReport, RetryBudget
 from errord.errors import ConfigError
 from errord.handler import ErrorHandler

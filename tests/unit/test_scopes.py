@@ -1,5 +1,5 @@
 """Scopes: a tool's breaker, statistics, rate-limit window and memory belong to the tool
-and the scope its executor names (errord.decide.scope); no scope means the tool alone."""
+and the scope its executor names (errord.decide.model.scope); no scope means the tool alone."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.admission import refusal
-from errord.decide.events import BreakerChanged, FailureEvent, RateLimited
+from errord.decide.health.admission import refusal
 from errord.decide.manifest import BreakerPolicy, RetryPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.memory import MemoryKey
 from errord.decide.model import (
     Action,
@@ -23,7 +22,8 @@ from errord.decide.model import (
     ReportKey,
     ToolFailure,
 )
-from errord.decide.scope import SEPARATOR, tool_and_scope, tool_key
+from errord.decide.model.events import BreakerChanged, FailureEvent, RateLimited
+from errord.decide.model.scope import SEPARATOR, tool_and_scope, tool_key
 from errord.errors import LimitExceeded, ReportConflict, ToolNotFound
 from errord.state.health import ToolHealthBoard
 from tests.harness import Harness, failure_report
@@ -87,7 +87,7 @@ async def test_a_breaker_opened_in_one_scope_leaves_the_others_and_the_tool_alon
         assert decision.action is Action.RETRY
     opened = [
         event.detail
-        async for event in harness.handler.replay(0)
+        async for event in harness.handler.trace_after(0)
         if isinstance(event.detail, BreakerChanged)
     ]
     assert [(change.tool, change.scope) for change in opened] == [("search", "eu")]
@@ -131,7 +131,7 @@ async def test_a_rate_limit_holds_its_scope_only(harness: Harness) -> None:
     assert windows.view(tool_key("search", "key-2")) is None
     recorded = [
         event.detail
-        async for event in harness.handler.replay(0)
+        async for event in harness.handler.trace_after(0)
         if isinstance(event.detail, RateLimited)
     ]
     assert [(window.tool, window.scope) for window in recorded] == [("search", "key-1")]
@@ -167,7 +167,7 @@ async def test_an_attempt_is_admitted_by_the_breaker_of_its_scope(harness: Harne
     assert none is None
     recorded = [
         event.detail
-        async for event in harness.handler.replay(0)
+        async for event in harness.handler.trace_after(0)
         if isinstance(event.detail, FailureEvent) and event.detail.report.turn_id == "t-admit"
     ]
     assert [failure.report.scope for failure in recorded] == ["eu"]
@@ -205,7 +205,7 @@ async def test_each_scope_counts_towards_max_tools_even_of_a_tool_with_a_manifes
     harness: Harness,
 ) -> None:
     handler = harness.handler
-    handler.max_tools = 2
+    handler.room.max_tools = 2
     await handler.report_failure(failure("a", scope="one"))
     await handler.report_failure(failure("b", scope="two"))
     await handler.report_failure(failure("c", scope="one"))  # known: still taken

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from errord.decide.memory.signatures import FINGERPRINT_CHARS, fingerprint, signature
 from errord.decide.model import ErrorCode
-from errord.decide.signature import FINGERPRINT_CHARS, fingerprint, signature
 
 SAME = [
     ("timeout after 30s on req 8812", "timeout after 31s on req 9120"),

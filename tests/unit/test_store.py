@@ -13,14 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from errord.decide.events import (
-    EventDetail,
-    EventKind,
-    FailureEvent,
-    OutcomeEvent,
-    TraceEvent,
-    TurnBegan,
-)
 from errord.decide.model import (
     Action,
     CallKey,
@@ -33,7 +25,16 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.decide.model.events import (
+    EventDetail,
+    EventKind,
+    FailureEvent,
+    OutcomeEvent,
+    TraceEvent,
+    TurnBegan,
+)
 from errord.errors import StoreError
+from errord.state.after_commit import AfterCommit
 from errord.state.projections import Projections
 from errord.state.store import DuplicateEvent, Store
 from errord.state.store.schema import MIGRATIONS
@@ -235,27 +236,29 @@ async def test_a_batch_too_large_for_one_statement_is_one_transaction_all_the_sa
     assert query(db_path, "SELECT COUNT(*) FROM state") == [(4001,)]
 
 
-async def test_on_commit_sees_the_committed_events_in_sequence_order(
+async def test_after_commit_sees_the_committed_events_in_sequence_order(
     db_path: Path, clock: FakeClock
 ) -> None:
     committed: list[TraceEvent] = []
 
-    def remember(events: Sequence[TraceEvent]) -> None:
-        committed.extend(events)
+    class Remembered(AfterCommit):
+        def __call__(self, events: Sequence[TraceEvent]) -> None:
+            committed.extend(events)
 
-    async with await open_store(db_path, clock, on_commit=remember) as store:
+    async with await open_store(db_path, clock, after_commit=Remembered()) as store:
         units = await asyncio.gather(*(record(store, failure(f"c{n}")) for n in range(30)))
     assert committed == [event for unit in units for event in unit]
     assert [event.sequence for event in committed] == list(range(1, 31))
 
 
-async def test_a_failing_on_commit_listener_neither_fails_units_nor_stops_the_writer(
+async def test_a_failing_after_commit_neither_fails_units_nor_stops_the_writer(
     db_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def explode(events: Sequence[TraceEvent]) -> None:
-        raise RuntimeError("listener bug")
+    class Exploding(AfterCommit):
+        def __call__(self, events: Sequence[TraceEvent]) -> None:
+            raise RuntimeError("listener bug")
 
-    async with await open_store(db_path, clock, on_commit=explode) as store:
+    async with await open_store(db_path, clock, after_commit=Exploding()) as store:
         await record(store, failure("call-1"))
         await record(store, failure("call-2"))
         assert len(await store.turn_events("turn-1")) == 2

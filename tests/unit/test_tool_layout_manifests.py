@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from errord.decide.manifest import BreakerPolicy, RetryPolicy
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Decision, ErrorCode, Outcome, OutcomeReport, ToolFailure
 from errord.errors import ManifestError
 from errord.manifests.files import load_manifest_dir

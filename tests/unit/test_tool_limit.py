@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from errord.config import Settings
-from errord.decide.events import TraceEvent, TurnBegan
 from errord.decide.manifest import ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Action, Outcome, OutcomeReport
+from errord.decide.model.events import TraceEvent, TurnBegan
 from errord.errors import ConfigError
 from errord.limits import MAX_TOOLS, LimitExceeded
 from errord.state.projection import Projection
@@ -39,7 +39,7 @@ def manifests() -> ManifestSnapshot:
 
 async def tracking(harness: Harness, limit: int, tools: int = 0) -> None:
     """The harness' handler allows ``limit`` tools, and ``tools`` of them have state."""
-    harness.handler.max_tools = limit
+    harness.handler.room.max_tools = limit
     for number in range(tools):
         await harness.handler.report_failure(failure(f"tool-{number}", turn=f"t{number}"))
 
@@ -92,8 +92,8 @@ async def test_a_report_of_a_new_tool_past_max_tools_is_refused_naming_it_and_th
     assert "'tool-new'" in message
     assert "max_tools" in message
     assert "tracks 3 tools" in message
-    assert harness.handler.tools_refused == 1
-    assert harness.handler.tools_tracked() == 3
+    assert harness.handler.room.tools_refused == 1
+    assert harness.handler.room.tools_tracked() == 3
     assert not harness.state.has_tool("tool-new")
     assert harness.state.turns.view("late") is None  # nothing of the report was recorded
 
@@ -107,15 +107,15 @@ async def test_past_max_tools_tracked_tools_and_tools_with_a_manifest_are_still_
     await harness.handler.report_outcome(outcome("tool-1", "t1"))
     manifest, _ = await harness.handler.report_failure(failure("search", turn="manifest"))
     assert manifest.action is Action.RETRY
-    assert harness.handler.tools_tracked() == 3  # a tool with a manifest counts, and passes
-    assert harness.handler.tools_refused == 0
+    assert harness.handler.room.tools_tracked() == 3  # a tool with a manifest counts, and passes
+    assert harness.handler.room.tools_refused == 0
 
 
 async def test_an_outcome_of_a_new_tool_past_max_tools_is_refused(harness: Harness) -> None:
     await tracking(harness, limit=1, tools=1)
     with pytest.raises(LimitExceeded, match="max_tools"):
         await harness.handler.report_outcome(outcome("tool-new", "late"))
-    assert harness.handler.tools_refused == 1
+    assert harness.handler.room.tools_refused == 1
 
 
 async def test_a_batch_past_max_tools_refuses_each_new_tool_alone(harness: Harness) -> None:
@@ -125,7 +125,7 @@ async def test_a_batch_past_max_tools_refuses_each_new_tool_alone(harness: Harne
     refused = [number for number, result in enumerate(results) if isinstance(result, Exception)]
     assert refused == [3, 4]
     assert all(isinstance(results[number], LimitExceeded) for number in refused)
-    assert harness.handler.tools_tracked() == 3
+    assert harness.handler.room.tools_tracked() == 3
 
 
 async def test_concurrent_reports_of_new_tools_never_pass_max_tools(harness: Harness) -> None:
@@ -138,7 +138,7 @@ async def test_concurrent_reports_of_new_tools_never_pass_max_tools(harness: Har
     refused = [result for result in results if isinstance(result, BaseException)]
     assert all(isinstance(result, LimitExceeded) for result in refused)
     assert len(refused) == 50
-    assert harness.handler.tools_tracked() == 10
+    assert harness.handler.room.tools_tracked() == 10
     assert len(harness.state.tool_stats.snapshot()) == 10
 
 
@@ -148,8 +148,8 @@ async def test_the_tools_tracked_survive_a_restart(tmp_path: Path) -> None:
     try:
         await tracking(harness, limit=2, tools=2)
         await harness.restart()
-        harness.handler.max_tools = 2
-        assert harness.handler.tools_tracked() == 2
+        harness.handler.room.max_tools = 2
+        assert harness.handler.room.tools_tracked() == 2
         with pytest.raises(LimitExceeded):
             await harness.handler.report_failure(failure("tool-new", turn="after"))
     finally:

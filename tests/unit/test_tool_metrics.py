@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Outcome, OutcomeReport, ToolFailure
 from errord.ops.metric_scopes import MAX_SCOPES_PER_TOOL, OTHER_SCOPES
 from errord.ops.metrics import ToolMetrics, tool_families

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from errord.decide.alerts import AlertKind, AlertThresholds
-from errord.decide.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.health.alerts import AlertKind, AlertThresholds
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     BreakerChange,
@@ -24,6 +23,7 @@ from errord.decide.model import (
     OutcomeReport,
     ToolFailure,
 )
+from errord.decide.model.events import BreakerChanged, FailureEvent, OutcomeEvent, TraceEvent
 from errord.state.health import ToolHealthBoard
 from errord.state.projections import Projections
 from errord.state.tool_stats import (

@@ -14,10 +14,10 @@ from errord_client.v1 import errord_pb2 as pb
 from errord_client.v1 import errord_pb2_grpc
 
 from errord.config import Settings
-from errord.decide.events import TurnBegan
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import Action, ErrorCode, RetryBudget, ToolFailure
+from errord.decide.model.events import TurnBegan
 from errord.errors import ConfigError, InvalidRequest, ReportConflict
 from tests.harness import Harness, failure_report
 from tests.helpers import InProcessDaemon

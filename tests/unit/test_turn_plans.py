@@ -9,7 +9,7 @@ from functools import partial
 import pytest
 
 from errord.decide.manifest import BreakerPolicy, ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import (
     Action,
     CallStatus,
@@ -21,7 +21,7 @@ from errord.decide.model import (
     PlannedCall,
     ToolFailure,
 )
-from errord.decide.reconcile import ToolCall
+from errord.decide.texts.tool_results import ToolCall
 from errord.errors import TurnClosed, TurnNotFound
 from tests.harness import Harness, failure_report
 

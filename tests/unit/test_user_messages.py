@@ -10,7 +10,7 @@ import pytest
 
 from errord.decide.engine import Engine
 from errord.decide.manifest import ToolManifest
-from errord.decide.manifest_snapshot import ManifestSnapshot
+from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.decide.model import ErrorCode, FailureReport, ToolFailure
 from errord.decide.policy import default_policy
 

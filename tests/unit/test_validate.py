@@ -12,11 +12,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from errord.decide.manifest import ToolManifest
-from errord.decide.redact import redact
-from errord.decide.schema.examples import Examples
-from errord.decide.schema.phrases import VALUE_CHARS
-from errord.decide.validate import (
+from errord.decide.arguments.display import VALUE_CHARS
+from errord.decide.arguments.examples import Examples
+from errord.decide.arguments.validators import (
     CallValidator,
     Validators,
     Violation,
@@ -24,6 +22,8 @@ from errord.decide.validate import (
     example_arguments,
     required_parameters,
 )
+from errord.decide.manifest import ManifestSnapshot, ToolManifest
+from errord.decide.redact import redact
 
 K = ViolationKind
 
@@ -751,13 +751,13 @@ def test_validators_compile_each_tool_and_report_invalid_schemas() -> None:
     assert "does not resolve" in validators.invalid["remote"]
 
 
-def test_validators_from_manifests_take_their_parameters_and_redact_paths() -> None:
+def test_a_snapshots_validators_take_its_manifests_parameters_and_redact_paths() -> None:
     manifest = ToolManifest(
         name="book",
         parameters={"properties": {"pin": {"pattern": "^[0-9]{4}$"}}},
         redact=("pin",),
     )
-    validators = Validators.from_manifests([manifest, ToolManifest(name="plain")])
+    validators = ManifestSnapshot([manifest, ToolManifest(name="plain")]).validators
     book = validators.for_tool("book")
     assert book is not None
     (violation,) = book.validate({"pin": "abcd"})

@@ -13,7 +13,6 @@ from google.protobuf import duration_pb2, json_format, timestamp_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.events import FailureEvent, TraceEvent
 from errord.decide.model import (
     Action,
     BreakerPhase,
@@ -30,6 +29,7 @@ from errord.decide.model import (
     Recalled,
     ToolFailure,
 )
+from errord.decide.model.events import FailureEvent, TraceEvent
 from errord.wire.bounds import Violations
 from errord.wire.requests import tool_failure_from_proto
 from errord.wire.responses import (
@@ -38,8 +38,8 @@ from errord.wire.responses import (
     report_failure_response,
     timestamp,
     tool_failure_to_proto,
-    trace_event_to_proto,
 )
+from errord.wire.turn_responses import trace_event_to_proto
 
 AT = datetime(2026, 1, 1, 12, 0, 0, 250_000, tzinfo=UTC)
 RETRY = Decision(

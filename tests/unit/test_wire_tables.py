@@ -31,9 +31,7 @@ def registered(handlers: grpc.GenericRpcHandler, name: str) -> dict[str, Any]:
 UNUSED: Any = None
 """What the servicers serve over: registering their methods uses none of it."""
 SERVED = {
-    "ErrorHandlerService": lambda: service.rpc_handlers(
-        service.ErrorHandlerService(UNUSED, UNUSED)
-    ),
+    "ErrorHandlerService": lambda: service.rpc_handlers(service.ErrorHandlerService(UNUSED)),
     "OperatorService": lambda: operator.rpc_handlers(
         operator.OperatorService(UNUSED, UNUSED, UNUSED)
     ),

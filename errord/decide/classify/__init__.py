@@ -5,7 +5,11 @@
 family, the HTTP status), and lets the tool's manifest override the class; ``with_fault``
 then reads the call itself for whose fault it is and which parameter it is about
 (``fault``, from ``evidence``). The tables are data: ``phrases``, ``codes``, ``api``,
-``families``, ``status``; ``tier`` is how they are written and searched.
+``families``, ``status``; ``rules`` is how they are written and searched.
+
+It reads nothing but the domain's values, so that the client package holds a copy of it
+(errord_client._classify, written by clients/python/genproto.py): an executor whose
+errord does not answer classifies a failure exactly as errord would.
 """
 
 from errord.decide.classify.classification import (
@@ -22,6 +26,7 @@ from errord.decide.classify.classification import (
     SEARCHED_CHARS,
     WORD_TIER,
     WORDS,
+    OverrideRule,
     Rule,
     Tier,
     classify,
@@ -54,6 +59,7 @@ __all__ = [
     "WORDS",
     "WORD_TIER",
     "Evidence",
+    "OverrideRule",
     "Rule",
     "Tier",
     "argument_evidence",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from errord.decide.classify.tier import PERMANENT, verdict
+from errord.decide.classify.rules import PERMANENT, verdict
 from errord.decide.model import Classification, ErrorCode
 
 API_CODES: Final[dict[str, Classification]] = {

@@ -34,12 +34,13 @@ RATE_LIMITED but permanent (waiting does not refill it), and a TLS set-up error 
 CONNECTION but permanent (a retry meets the same certificate). The first manifest rule
 matching the failure overrides the class;
 a rule's ``message`` pattern reads the same first SEARCHED_CHARS characters, run by RE2 in
-linear time (``ClassificationRule``), so no manifest pattern can stall a decision.
+linear time (errord.decide.manifest.ClassificationRule), so no manifest pattern can stall
+a decision.
 Every result names the rule that decided, such as ``default:message:quota_exhausted``.
 Who can act on the failure, and on which parameter, is settled after it
 (errord.decide.classify.fault), from the call itself.
 
-The rules are written and searched as ``tier`` says; the phrases of messages sit
+The rules are written and searched as ``rules`` says; the phrases of messages sit
 in ``phrases``, exception types and status codes in ``codes``, the forms
 that quote a status in ``status``.
 """
@@ -48,7 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from errord.decide.classify.api import api_code_verdict
 from errord.decide.classify.codes import (
@@ -59,8 +60,7 @@ from errord.decide.classify.codes import (
 )
 from errord.decide.classify.families import builtin_family, default_family, is_builtin_family
 from errord.decide.classify.phrases import LAST_PHRASES, OVERRIDING_PHRASES, PHRASES, WORDS
-from errord.decide.classify.status import quoted_http_status
-from errord.decide.classify.tier import (
+from errord.decide.classify.rules import (
     DEFAULT_CLASSES,
     PERMANENT,
     SEARCHED_CHARS,
@@ -71,10 +71,8 @@ from errord.decide.classify.tier import (
     searchable,
     verdict,
 )
-from errord.decide.model import Classification, ErrorCode, ToolFailure
-
-if TYPE_CHECKING:  # the manifest's records read the tiers' bounds: imported only to type
-    from errord.decide.manifest import ClassificationRule
+from errord.decide.classify.status import quoted_http_status
+from errord.decide.model import Classification, ErrorClass, ErrorCode, ToolFailure
 
 __all__ = [
     "DEFAULT_CLASSES",
@@ -90,6 +88,7 @@ __all__ = [
     "SEARCHED_CHARS",
     "WORDS",
     "WORD_TIER",
+    "OverrideRule",
     "Rule",
     "Tier",
     "classify",
@@ -203,8 +202,20 @@ def http_status_code(status: int) -> ErrorCode | None:
     return None
 
 
+class OverrideRule(Protocol):
+    """A manifest's classification rule, as ``classify`` reads it
+    (errord.decide.manifest.ClassificationRule, which reads the tiers' bounds)."""
+
+    @property
+    def error_class(self) -> ErrorClass: ...
+
+    def matches(self, failure: ToolFailure, code: ErrorCode) -> bool:
+        """True when every condition the rule states holds for ``failure``."""
+        ...
+
+
 def classify(
-    failure: ToolFailure, rules: Sequence[ClassificationRule] = (), tool: str = ""
+    failure: ToolFailure, rules: Sequence[OverrideRule] = (), tool: str = ""
 ) -> Classification:
     """Classify ``failure``: the first matching rule of ``tool``'s manifest, else the default."""
     default = normalize(failure)

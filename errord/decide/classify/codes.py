@@ -4,7 +4,7 @@ HTTP statuses and gRPC status names, each with the code it implies.
 
 from __future__ import annotations
 
-from errord.decide.classify.tier import PERMANENT, Rule, rule
+from errord.decide.classify.rules import PERMANENT, Rule, rule
 from errord.decide.model import ErrorCode, Fault
 
 # Exception type names, and service error codes quoted in messages (AWS's are type names).

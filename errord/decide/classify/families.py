@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from errord.decide.classify.tier import PERMANENT, TRANSIENT, verdict
+from errord.decide.classify.rules import PERMANENT, TRANSIENT, verdict
 from errord.decide.model import Classification, ErrorCode
 
 BUGS: Final = frozenset(

@@ -33,7 +33,7 @@ from errord.decide.classify.evidence import (
     framed_parameter,
     quoted,
 )
-from errord.decide.classify.tier import PERMANENT, TRANSIENT, verdict
+from errord.decide.classify.rules import PERMANENT, TRANSIENT, verdict
 from errord.decide.model import Classification, ErrorClass, ErrorCode, Fault, JSONValue, ToolFailure
 
 MANIFEST_RULE: Final = "manifest:"

@@ -1,12 +1,12 @@
 """The phrases of a message that name a cause, in the three tiers ``classify`` reads them:
 those that override the status and the exception type, those that name one cause, and
-generic words. Patterns are lowercase regexes (see ``tier``).
+generic words. Patterns are lowercase regexes (see ``rules``).
 """
 
 from __future__ import annotations
 
+from errord.decide.classify.rules import PERMANENT, Rule, rule
 from errord.decide.classify.status import quoted_status_forms
-from errord.decide.classify.tier import PERMANENT, Rule, rule
 from errord.decide.model import ErrorCode
 
 # Phrases that override the status and the exception: the first match wins, so a specific

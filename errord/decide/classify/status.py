@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from errord.decide.classify.tier import literal_first
+from errord.decide.classify.rules import literal_first
 
 REASON_PHRASES: dict[int, tuple[str, ...]] = {
     # RFC 9110 section 15 and the IANA registry, with the older names servers still send

@@ -30,8 +30,8 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 from errord.clock import Clock
-from errord.decide.events import TraceEvent
 from errord.decide.memory import MemoryKey, MemoryStats
+from errord.decide.model.events import TraceEvent
 from errord.errors import ConfigError, ListenError, StoreError
 from errord.ops.console import tools as tool_pages
 from errord.ops.console import turns as turn_pages

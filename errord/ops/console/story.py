@@ -15,14 +15,6 @@ from datetime import UTC, datetime
 from typing import Final
 from urllib.parse import quote
 
-from errord.decide.events import (
-    BreakerChanged,
-    FailureEvent,
-    OutcomeEvent,
-    RateLimited,
-    TraceEvent,
-    TurnEnded,
-)
 from errord.decide.model import (
     Action,
     BreakerPhase,
@@ -33,7 +25,15 @@ from errord.decide.model import (
     Refusal,
     RefusalKind,
 )
-from errord.decide.scope import scoped_name
+from errord.decide.model.events import (
+    BreakerChanged,
+    FailureEvent,
+    OutcomeEvent,
+    RateLimited,
+    TraceEvent,
+    TurnEnded,
+)
+from errord.decide.model.scope import scoped_name
 from errord.ops.console.charts import Point, Timeline, timeline
 from errord.state.store.reader import TraceReader, TurnRecord
 

@@ -6,7 +6,7 @@ statistics projections, the manifests), taken on the event loop a page of tools 
 time (ToolHealth records are immutable), and from a copy of episodic memory; the rows,
 their charts and memory's words are built from them in the console's thread.
 
-Each row is a tool in a scope (errord.decide.scope: breakers, statistics and memory are
+Each row is a tool in a scope (errord.decide.model.scope: breakers, statistics and memory are
 kept per tool and scope): the board lists each tool's key, its scopes right after it, and
 the page shows a row's scope beside the tool's name.
 """

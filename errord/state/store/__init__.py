@@ -5,7 +5,8 @@ rows into the projections (some of them after open, in the background:
 errord.state.store.loading), and starts the group-commit writer. Requests then
 ``submit`` units of work (reserved at once, durable when their ``done``
 resolves) and read the trace. Reads share the connection and a lock with the
-writer, so they never see half a batch.
+writer, so they never see half a batch. What follows each commit (watchers, the log
+of decisions) is the store's ``after_commit``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from typing import Any, Final, TypeVar
 import aiosqlite
 
 from errord.clock import Clock
-from errord.decide.events import EventDetail, EventKind, TraceEvent
+from errord.decide.model.events import EventDetail, EventKind, TraceEvent
 from errord.errors import CorruptDatabase, StoreError
 from errord.state import codec
+from errord.state.after_commit import AfterCommit
 from errord.state.projection import Projection
 from errord.state.store import trimming
 from errord.state.store.connection import (
@@ -42,7 +44,6 @@ from errord.state.store.rows import event_of, state_key
 from errord.state.store.salvage import Salvage, salvage
 from errord.state.store.schema import fold_trace, migrate, rebuild_stale
 from errord.state.store.writer import (
-    CommitListener,
     DuplicateEvent,
     GroupCommitWriter,
     StateModel,
@@ -72,10 +73,12 @@ class Store:
         clock: Clock,
         state: StateModel,
         next_sequence: int,
-        on_commit: CommitListener | None,
+        after_commit: AfterCommit,
         path: Path,
     ) -> None:
         self.path = path
+        self.after_commit = after_commit
+        """What follows each commit: the watchers told, the decisions logged."""
         self.salvage: Salvage | None = None
         """What became of a corrupt database found at open; None when none was."""
         self._db = db
@@ -83,7 +86,7 @@ class Store:
         self._clock = clock
         self._next_sequence = next_sequence
         self._lock = asyncio.Lock()
-        self._writer = GroupCommitWriter(db, self._lock, state, on_commit)
+        self._writer = GroupCommitWriter(db, self._lock, state, after_commit)
         self._closed = False
         self._closing: asyncio.Task[None] | None = None
         self._loading: asyncio.Task[None] | None = None
@@ -95,15 +98,17 @@ class Store:
         clock: Clock,
         state: StateModel,
         *,
-        on_commit: CommitListener | None = None,
+        after_commit: AfterCommit | None = None,
         load_later: Sequence[Projection[Any, Any]] = (),
     ) -> Store:
         """Open (creating if needed), migrate and load the database at ``path``.
 
         The projections of ``state`` are loaded from their state rows (rebuilt from
         the trace first if their fold changed); units of work reserve and commit in
-        ``state``. Raises StoreError naming ``path`` when the database cannot be
-        opened, migrated or read, or when another errord has it open.
+        ``state``; each committed batch is then followed by ``after_commit`` (a new
+        AfterCommit unless given: errord.state.after_commit). Raises StoreError naming
+        ``path`` when the database cannot be opened, migrated or read, or when another
+        errord has it open.
 
         A database that fails SQLite's integrity check, or is no database, is
         salvaged: its readable trace events go into a fresh database that takes its
@@ -139,7 +144,8 @@ class Store:
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"{path}: cannot open the trace database: {exc}") from exc
             raise
-        store = cls(db, owner, clock, state, next_sequence, on_commit, path)
+        after_commit = after_commit or AfterCommit()
+        store = cls(db, owner, clock, state, next_sequence, after_commit, path)
         store.salvage = salvaged
         if load_later:
             store._loading = asyncio.create_task(

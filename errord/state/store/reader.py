@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from msgspec import Struct
 
-from errord.decide.events import TraceEvent
+from errord.decide.model.events import TraceEvent
 from errord.errors import StoreError
 from errord.state import codec
 from errord.state.store.rows import event_of, state_key

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
-from errord.decide.events import TraceEvent
+from errord.decide.model.events import TraceEvent
 from errord.errors import StoreError
 from errord.state import codec
 

@@ -20,7 +20,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 import aiosqlite
 
-from errord.decide.events import TraceEvent
+from errord.decide.model.events import TraceEvent
 from errord.errors import StoreError
 from errord.state.projection import Projection
 from errord.state.store.rows import WRITE_COLUMNS, WriteRow, event_row

@@ -20,7 +20,7 @@ from google.protobuf import json_format
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errord.decide.schema.size import oversized
+from errord.decide.arguments.schemas import oversized
 
 
 def quote(symbol: str, exchange: str = "NYSE") -> float:

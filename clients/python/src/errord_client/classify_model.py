@@ -1,6 +1,6 @@
 """The records the classification (errord_client._classify, generated from errord's own,
 errord/decide/classify) reads and returns, as the executor holds them: the same names and
-values as the daemon's (errord/decide/model.py), in plain Python, so that the local policy
+values as the daemon's (errord/decide/model), in plain Python, so that the local policy
 classifies a failure exactly as errord does when errord does not answer.
 """
 

@@ -6,7 +6,11 @@
 family, the HTTP status), and lets the tool's manifest override the class; ``with_fault``
 then reads the call itself for whose fault it is and which parameter it is about
 (``fault``, from ``evidence``). The tables are data: ``phrases``, ``codes``, ``api``,
-``families``, ``status``; ``tier`` is how they are written and searched.
+``families``, ``status``; ``rules`` is how they are written and searched.
+
+It reads nothing but the domain's values, so that the client package holds a copy of it
+(errord_client._classify, written by clients/python/genproto.py): an executor whose
+errord does not answer classifies a failure exactly as errord would.
 """
 
 from errord_client._classify.classification import (
@@ -23,6 +27,7 @@ from errord_client._classify.classification import (
     SEARCHED_CHARS,
     WORD_TIER,
     WORDS,
+    OverrideRule,
     Rule,
     Tier,
     classify,
@@ -55,6 +60,7 @@ __all__ = [
     "WORDS",
     "WORD_TIER",
     "Evidence",
+    "OverrideRule",
     "Rule",
     "Tier",
     "argument_evidence",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from errord_client._classify.tier import PERMANENT, verdict
+from errord_client._classify.rules import PERMANENT, verdict
 from errord_client.classify_model import Classification, ErrorCode
 
 API_CODES: Final[dict[str, Classification]] = {

@@ -5,7 +5,7 @@ HTTP statuses and gRPC status names, each with the code it implies.
 
 from __future__ import annotations
 
-from errord_client._classify.tier import PERMANENT, Rule, rule
+from errord_client._classify.rules import PERMANENT, Rule, rule
 from errord_client.classify_model import ErrorCode, Fault
 
 # Exception type names, and service error codes quoted in messages (AWS's are type names).

@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from errord_client._classify.tier import PERMANENT, TRANSIENT, verdict
+from errord_client._classify.rules import PERMANENT, TRANSIENT, verdict
 from errord_client.classify_model import Classification, ErrorCode
 
 BUGS: Final = frozenset(

@@ -34,7 +34,7 @@ from errord_client._classify.evidence import (
     framed_parameter,
     quoted,
 )
-from errord_client._classify.tier import PERMANENT, TRANSIENT, verdict
+from errord_client._classify.rules import PERMANENT, TRANSIENT, verdict
 from errord_client.classify_model import Classification, ErrorClass, ErrorCode, Fault, JSONValue, ToolFailure
 
 MANIFEST_RULE: Final = "manifest:"

@@ -1,13 +1,13 @@
 # Generated from errord/decide/classify by clients/python/genproto.py; never edit.
 """The phrases of a message that name a cause, in the three tiers ``classify`` reads them:
 those that override the status and the exception type, those that name one cause, and
-generic words. Patterns are lowercase regexes (see ``tier``).
+generic words. Patterns are lowercase regexes (see ``rules``).
 """
 
 from __future__ import annotations
 
+from errord_client._classify.rules import PERMANENT, Rule, rule
 from errord_client._classify.status import quoted_status_forms
-from errord_client._classify.tier import PERMANENT, Rule, rule
 from errord_client.classify_model import ErrorCode
 
 # Phrases that override the status and the exception: the first match wins, so a specific

@@ -8,7 +8,7 @@ server's ``inputSchema``) and the timeout each attempt runs under. Every failure
 a manifest, when errord has one, wins. A success sends nothing: its path stays as cheap
 as it was.
 
-A schema errord would refuse for a manifest (errord/decide/schema/size.py: more than
+A schema errord would refuse for a manifest (errord/decide/arguments/schemas.py: more than
 MAX_SCHEMA_VALUES values or MAX_SCHEMA_DEPTH levels), or larger than MAX_SCHEMA_BYTES on
 the wire, is left out, and so is one that declares nothing (a mock's ``ANY_ARGUMENTS``):
 the timeout goes alone. Each tool's schema is converted once, at its first failure.

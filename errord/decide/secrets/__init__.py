@@ -1,1 +1,0 @@
-"""Secrets found and masked in tool-call reports; ``errord.decide.redact`` is the way in."""
