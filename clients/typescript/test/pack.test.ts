@@ -1,5 +1,6 @@
 /** `npm pack` makes a package that installs into a fresh project, whose ESM import gives
- * the executor and the clients, with their type declarations shipped; the optional peer
+ * the executor and the clients, and whose compat subpaths (`@errord/client/compat/...`)
+ * the seeds' modules, with their type declarations shipped; the optional peer
  * `@opentelemetry/api` is not installed with it, and a call runs without it. */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -36,6 +37,24 @@ test("npm pack's tarball installs into a fresh project without the optional @ope
     { cwd: project, encoding: "utf8" },
   );
   assert.equal(shown.trim(), "function function function");
+  const compat = execFileSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      [
+        "const service = await import('@errord/client/compat/tool-execution-service');",
+        "const middleware = await import('@errord/client/compat/response-validation-middleware');",
+        "const spec = await import('@errord/client/compat/tool-execution');",
+        "console.log([typeof service.ToolExecutionService, typeof middleware.responseValidationMiddleware, typeof spec.ToolExecutor].join(' '));",
+      ].join("\n"),
+    ],
+    { cwd: project, encoding: "utf8" },
+  );
+  assert.equal(compat.trim(), "function object function", "the compat subpath exports do not import");
+  for (const declared of ["toolExecutionService", "responseValidationMiddleware", "toolExecution"]) {
+    assert.ok(existsSync(join(project, `node_modules/@errord/client/dist/compat/${declared}.d.ts`)), `${declared}.d.ts is not shipped`);
+  }
   assert.ok(existsSync(join(project, "node_modules/@errord/client/dist/index.d.ts")));
   assert.ok(!existsSync(join(project, "node_modules/@opentelemetry/api")), "the optional peer @opentelemetry/api was installed");
   const ran = execFileSync(process.execPath, ["--input-type=module", "-e", WITHOUT_OPENTELEMETRY], { cwd: project, encoding: "utf8" });

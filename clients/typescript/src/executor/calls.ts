@@ -10,8 +10,8 @@
  *
  * Arguments that are not JSON, or not a JSON object, do not throw: the call comes back
  * with arguments `{}` and `malformed` saying what was wrong, and the executor hands it
- * back to the model as an INVALID_INPUT failure. Only a call without an id or a name,
- * which no result could answer, throws a TypeError.
+ * back to the model as an INVALID_INPUT failure. Only a call without an id or a name
+ * throws a TypeError here; the executor turns it into a failed result that says so.
  */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 

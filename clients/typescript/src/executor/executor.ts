@@ -116,21 +116,25 @@ export class Executor {
 
   /** Run `calls` as one turn: independent calls at once, a call after those it
    * `dependsOn`. One result per call, in order; never rejects for a tool's failure or
-   * errord's. */
+   * errord's, nor for a call that cannot be read (null, or without an id or a name): its
+   * result is failed, INVALID_INPUT, and says why. */
   async run(calls: readonly RawToolCall[], options: RunOptions = {}): Promise<ToolResult[]> {
     await this.start();
     const turnId = options.turnId ?? `turn-${randomUUID()}`;
-    const batch = new Batch(turnId, planOf(calls.map(toolCall)));
+    const read = [...calls].map(readCall);
+    const readable = read.filter((call): call is ToolCall => "name" in call);
+    const batch = new Batch(turnId, planOf(readable));
     if (batch.plan.dependencies) await this.link.beginTurn(batch.plan.begin(turnId));
-    const results = await Promise.all(
+    const ran = await Promise.all(
       batch.plan.calls.map((call, position) =>
         batch.plan.repeated.has(position)
           ? ended(call, "failed", `an earlier call of the batch has the id ${call.callId}`)
           : this.runCall(call, batch),
       ),
     );
-    if (results.length > 0) this.link.endTurn(turnId);
-    return results;
+    if (ran.length > 0) this.link.endTurn(turnId);
+    let next = 0;
+    return read.map((call) => ("name" in call ? (ran[next++] as ToolResult) : unreadable(call)));
   }
 
   private async runCall(call: ToolCall, batch: Batch): Promise<ToolResult> {
@@ -380,7 +384,8 @@ class CallRun {
         errorClass: verdict.errorClass,
         message: failed?.message ?? verdict.reason,
         userMessage: verdict.userMessage,
-        retryable: verdict.errorClass === "transient",
+        // An open breaker refuses every attempt until it closes: not for a caller to retry.
+        retryable: verdict.errorClass === "transient" && code !== "CIRCUIT_OPEN",
         fault: verdict.fault,
         parameter: verdict.parameter,
       },
@@ -434,6 +439,63 @@ async function runWithin(tool: Tool, args: JsonObject, call: ToolCall, attempt: 
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A call no tool can be run for (not an object, or without an id or a name): what could
+ * be read of it and why it cannot run. */
+interface UnreadableCall {
+  readonly callId: string;
+  /** The tool it names, if it names one. */
+  readonly tool: string;
+  readonly problem: string;
+}
+
+/** `raw` as a ToolCall, or as an unreadable call: never throws. */
+function readCall(raw: RawToolCall | null | undefined): ToolCall | UnreadableCall {
+  try {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      throw new TypeError(`a tool call should be an object, got ${raw === null ? "null" : Array.isArray(raw) ? "an array" : typeof raw}`);
+    }
+    return toolCall(raw);
+  } catch (error) {
+    const record = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+    const id = record["callId"] ?? record["call_id"] ?? record["id"];
+    const fn = record["function"];
+    const name = typeof fn === "object" && fn !== null ? (fn as Record<string, unknown>)["name"] : record["name"];
+    return {
+      callId: typeof id === "string" ? id : "",
+      tool: typeof name === "string" ? name : "",
+      problem: error instanceof Error ? error.message : String(error),
+    };
+  }
+}
+
+/** The result of a call that could not be read: failed without running, the model's
+ * mistake (INVALID_INPUT), decided by the executor alone (nothing was reported: errord's
+ * reports need a call's id and tool). */
+function unreadable(call: UnreadableCall): ToolResult {
+  return {
+    callId: call.callId,
+    tool: call.tool,
+    status: "failed",
+    output: null,
+    error: {
+      ...NO_ERROR,
+      code: "INVALID_INPUT",
+      errorClass: "permanent",
+      message: call.problem,
+      userMessage: "A tool call could not be read, so it was not run.",
+      fault: "ARGUMENTS",
+    },
+    executionTimeMs: 0,
+    attempts: 0,
+    fallbackUsed: false,
+    toolUsed: call.tool,
+    decidedBy: "local",
+    decisionIds: [],
+    modelText: `Error: the tool call could not be read: ${call.problem}.`,
+    ignoredArguments: [],
+  };
 }
 
 function ended(call: ToolCall, status: ResultStatus, reason: string): ToolResult {

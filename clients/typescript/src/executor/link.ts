@@ -16,6 +16,7 @@
  *
  * One warning is logged when errord stops answering, and one when it answers again.
  */
+import { setMaxListeners } from "node:events";
 import { Code } from "@connectrpc/connect";
 import type {
   AdmitCallRequest,
@@ -65,6 +66,8 @@ export class ErrordLink {
     readonly outcomePatience = 30,
   ) {
     void loadInjector(); // ready before the first failure's deadline starts
+    // Every call in flight listens to it: a batch of many calls is no leak.
+    setMaxListeners(0, this.closing.signal);
   }
 
   /** errord's verdict on one failure, or undefined if it does not answer in time. */

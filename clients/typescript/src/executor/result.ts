@@ -44,7 +44,8 @@ export interface ResultError {
   readonly message: string;
   /** What to tell the user, in plain words. */
   readonly userMessage: string;
-  /** Whether calling again later may succeed. */
+  /** Whether calling again may succeed: false for a permanent failure, and for an attempt
+   * an open circuit breaker refused (CIRCUIT_OPEN: no attempt runs until it closes). */
   readonly retryable: boolean;
   /** Who can act on the failure: "ARGUMENTS" (the model), "TOOL" (its own code), "BACKEND"
    * (time), "PERSON" (someone must), or "" when nobody said. */

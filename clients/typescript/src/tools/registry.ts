@@ -5,13 +5,14 @@
  * aborts when the attempt's timeout passes: pass it on (to `fetch`, to a child process)
  * so the work stops. A tool that ignores it is abandoned all the same: its result, if it
  * ever comes, is dropped. `parameters` (a JSON Schema) is checked before a call runs, as
- * agent frameworks check a call: required properties and the JSON types of the properties
- * given (a whole number, `2.0` as the model may write it, is an integer); a call that
- * breaks it goes back to the model as INVALID_INPUT without running. An argument the
- * schema does not take (`additionalProperties: false`) is ignored: the tool runs without
- * it, and the result's `ignoredArguments` names it.
+ * agent frameworks check a call: required properties, the JSON types of the properties
+ * given (a whole number, `2.0` as the model may write it, is an integer) and their `enum`
+ * (the error lists the values allowed); a call that breaks it goes back to the model as
+ * INVALID_INPUT without running. An argument the schema does not take
+ * (`additionalProperties: false`) is ignored: the tool runs without it, and the result's
+ * `ignoredArguments` names it.
  */
-import type { JsonObject } from "@bufbuild/protobuf";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
@@ -44,9 +45,22 @@ export class ToolNotFound extends Error {
   override readonly name = "ToolNotFound";
 }
 
-/** The arguments break the tool's JSON Schema. */
+/** How a call's arguments break its tool's schema. */
+export type ArgumentProblem = "missing" | "type" | "enum";
+
+/** The arguments break the tool's JSON Schema: `problem` with `parameter` (the first
+ * found), and for "type" the types the schema wants, for "enum" the values it allows. */
 export class InvalidArguments extends Error {
   override readonly name = "InvalidArguments";
+
+  constructor(
+    message: string,
+    readonly parameter = "",
+    readonly problem?: ArgumentProblem,
+    readonly allowed: readonly JsonValue[] = [],
+  ) {
+    super(message);
+  }
 }
 
 /** `run` as a tool named `name`. */
@@ -116,17 +130,29 @@ export function checkArguments(tool: Tool, args: JsonObject): void {
   const required = Array.isArray(schema["required"]) ? (schema["required"] as string[]) : [];
   const missing = required.filter((name) => !(name in args));
   if (missing.length > 0) {
-    throw new InvalidArguments(`${tool.name}: missing required parameter ${missing.map((m) => `'${m}'`).join(", ")}`);
+    const names = missing.map((m) => `'${m}'`).join(", ");
+    throw new InvalidArguments(`${tool.name}: missing required parameter ${names}`, missing[0], "missing");
   }
-  const properties = (schema["properties"] ?? {}) as Record<string, { type?: string | string[] } | undefined>;
+  const properties = (schema["properties"] ?? {}) as Record<string, { type?: string | string[]; enum?: JsonValue[] } | undefined>;
   for (const [name, value] of Object.entries(args)) {
     const wanted = properties[name]?.type;
-    if (wanted === undefined) continue;
-    const types = Array.isArray(wanted) ? wanted : [wanted];
-    if (!types.some((type) => isOfType(value, type))) {
-      throw new InvalidArguments(`${tool.name}: parameter '${name}' should be ${types.join(" or ")}, got ${jsonType(value)}`);
+    const types = wanted === undefined ? [] : Array.isArray(wanted) ? wanted : [wanted];
+    if (types.length > 0 && !types.some((type) => isOfType(value, type))) {
+      const message = `${tool.name}: parameter '${name}' should be ${types.join(" or ")}, got ${jsonType(value)}`;
+      throw new InvalidArguments(message, name, "type", types);
+    }
+    const allowed = properties[name]?.enum;
+    if (Array.isArray(allowed) && !allowed.some((option) => sameJson(option, value))) {
+      const options = allowed.map((option) => JSON.stringify(option)).join(", ");
+      const message = `${tool.name}: parameter '${name}' should be one of ${options}, got ${JSON.stringify(value)}`;
+      throw new InvalidArguments(message, name, "enum", allowed);
     }
   }
+}
+
+/** JSON equality, as JSON Schema compares an enum's values (2.0 is 2). */
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 function isOfType(value: unknown, type: string): boolean {
