@@ -93,6 +93,10 @@ class CallHistory(Protocol):
 
     def refused(self, tool: str) -> int: ...
 
+    def run_time(self, tool: str) -> float: ...
+
+    def ran_attempts(self, tool: str) -> int: ...
+
     @property
     def failed_tools(self) -> frozenset[str]: ...
 
@@ -317,6 +321,7 @@ class Engine:
             opens=_opened(context, decision, manifests, error),
             closes=_closed(call, report.tool, report.attempt, EpisodeOutcome.FAILED, now),
             mistake=mistake if decision.action is Action.RETURN_TO_MODEL else "",
+            execution=_ended_execution(report, decision.action, refused, call),
         )
         window = (
             window_after(context, decision) if rate_limited and is_rate_limit(context) else None
@@ -365,6 +370,11 @@ class Engine:
                 report=report,
                 breaker=None if stepped.state == before else stepped.state,
                 closes=_closed(call, report.tool, report.attempt, told, now),
+                execution=(
+                    (call.run_time(report.tool) if call is not None else 0.0) + report.duration
+                    if succeeded
+                    else None
+                ),
             ),
         )
 
@@ -538,6 +548,19 @@ def _closed(
     """The episode attempt ``attempt`` of ``tool`` ends, with ``outcome``, if it ends one."""
     episode = call.awaited_by(tool, attempt) if call is not None else None
     return None if episode is None else ClosedEpisode(episode=episode, outcome=outcome, at=now)
+
+
+def _ended_execution(
+    report: FailureReport, action: Action, refused: bool, call: CallHistory | None
+) -> float | None:
+    """Seconds of the call's execution of the tool that a decision of ``action`` on
+    ``report`` ends (errord.state.tool_stats counts it); None when it ends none: a RETRY
+    goes on with it, and an attempt refused before any of the tool's ran had none."""
+    if action is Action.RETRY:
+        return None
+    if refused and (call is None or not call.ran_attempts(report.tool)):
+        return None
+    return (call.run_time(report.tool) if call is not None else 0.0) + report.elapsed
 
 
 def _plan_part(
