@@ -161,6 +161,17 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
         "1 for the phase the tool's circuit breaker is in, 0 for the others.",
         labels=["tool", "scope", "state"],
     )
+    reconciled = CounterMetricFamily(
+        "errord_tool_results_reconciled",
+        "Calls whose results ReconcileResults answered, since the daemon started.",
+        labels=["tool", "scope"],
+    )
+    repaired = CounterMetricFamily(
+        "errord_tool_results_repaired",
+        "Of them, results errord synthesized (the executor held none) or dropped (a second "
+        "one), since the daemon started.",
+        labels=["tool", "scope", "how"],
+    )
     alerts = GaugeMetricFamily(
         "errord_tool_alert", "1 while the alert condition holds.", labels=["tool", "scope", "alert"]
     )
@@ -190,6 +201,10 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
         if health is None:
             continue  # the folded scopes' sum: no breaker of its own
         failure_ratio.add_metric([tool, scope], health.recent_failure_rate)
+        checked = health.results
+        reconciled.add_metric([tool, scope], checked.reconciled)
+        repaired.add_metric([tool, scope, "synthesized"], checked.synthesized)
+        repaired.add_metric([tool, scope, "dropped"], checked.dropped)
         for phase in BreakerPhase:
             breaker_state.add_metric(
                 [tool, scope, phase.value.lower()], float(phase is health.breaker.phase)
@@ -208,6 +223,8 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
         durations,
         failure_ratio,
         breaker_state,
+        reconciled,
+        repaired,
         alerts,
     ]
 

@@ -100,6 +100,7 @@ class AlertKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ALERT_KIND_FAILURE_RATE: _ClassVar[AlertKind]
     ALERT_KIND_SLOW: _ClassVar[AlertKind]
     ALERT_KIND_BREAKER_TRIPPED: _ClassVar[AlertKind]
+    ALERT_KIND_RESPONSE_VALIDATION: _ClassVar[AlertKind]
 
 class ResultOrigin(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -171,6 +172,7 @@ ALERT_KIND_UNSPECIFIED: AlertKind
 ALERT_KIND_FAILURE_RATE: AlertKind
 ALERT_KIND_SLOW: AlertKind
 ALERT_KIND_BREAKER_TRIPPED: AlertKind
+ALERT_KIND_RESPONSE_VALIDATION: AlertKind
 RESULT_ORIGIN_UNSPECIFIED: ResultOrigin
 RESULT_ORIGIN_KEPT: ResultOrigin
 RESULT_ORIGIN_SYNTHESIZED: ResultOrigin
