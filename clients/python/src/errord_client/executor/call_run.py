@@ -260,7 +260,7 @@ class CallRun:
                 error_class=verdict.error_class,
                 message=failure.message if failure else verdict.reason,
                 user_message=verdict.user_message,
-                retryable=verdict.error_class == "transient",
+                retryable=verdict.error_class == "transient" and code != "CIRCUIT_OPEN",
                 fault=verdict.fault,
                 parameter=verdict.parameter,
             ),

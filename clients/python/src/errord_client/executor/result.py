@@ -69,7 +69,9 @@ class ResultError:
     user_message: str
     """What to tell the user, in plain words."""
     retryable: bool
-    """Whether calling again later may succeed."""
+    """Whether calling again at once may succeed: a transient failure, but not a call
+    its open circuit breaker refused ("CIRCUIT_OPEN"), which errord refuses again until
+    the breaker half-opens."""
     fault: str = ""
     """Who can act on the failure: "ARGUMENTS" (the model), "TOOL" (its own code),
     "BACKEND" (time), "PERSON" (someone must), or "" when nobody said."""
