@@ -263,6 +263,8 @@ class CallRun:
                 retryable=verdict.error_class == "transient" and code != "CIRCUIT_OPEN",
                 fault=verdict.fault,
                 parameter=verdict.parameter,
+                exception_type=failure.exception_type if failure else "",
+                correction=verdict.correction,
             ),
             attempts=self.attempts,
             fallback_used=self.fallback_used,
