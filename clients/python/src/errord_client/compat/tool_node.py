@@ -189,6 +189,11 @@ class ErrorHandlingToolNode(langgraph.ErrorHandlingToolNode):
         """Each tool's errors: ``error_type``, ``error_message``, ``timestamp``."""
         self._registry_lock = threading.Lock()
 
+    def __call__(self, state: Any) -> Any:
+        """Run the tool calls of the state's last AI message: ``{"messages": [ToolMessage,
+        ...]}``, one per call (the node's ``invoke``)."""
+        return self.invoke(state)
+
     def get_error_summary(self) -> dict[str, list[dict[str, Any]]]:
         """Every error the node answered, by tool."""
         with self._registry_lock:
