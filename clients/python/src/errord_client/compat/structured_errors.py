@@ -159,8 +159,16 @@ def tool_execution_error(result: ToolResult) -> ToolExecutionError:
         error_type=_TYPES_BY_CODE.get(error.code, "execution_error"),
         message=error.message or result.content(),
         parameter=error.parameter or None,
-        retry_hint=error.user_message or None,
+        retry_hint=_guidance(result.model_text) or None,
     )
+
+
+def _guidance(model_text: str) -> str:
+    """What errord tells the model to do next: its text for the model without the
+    ``Tool Execution Failed`` block that restates the error."""
+    if model_text.startswith("Tool Execution Failed\n") and "\n\n" in model_text:
+        return model_text.split("\n\n", 1)[1]
+    return model_text
 
 
 def format_tool_result_for_llm(result: Mapping[str, Any]) -> str:
