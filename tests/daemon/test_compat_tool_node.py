@@ -336,3 +336,22 @@ def test_the_node_goes_where_the_documents_build_graph_puts_it() -> None:
     finally:
         sidekick.node.close()
     assert state["messages"][-1].content == "Results for q"
+
+
+def test_a_tool_not_found_and_a_call_without_an_id_are_answered_not_raised(
+    node: ErrorHandlingToolNode,
+) -> None:
+    answer = node(
+        calls_of(
+            {"id": "call_6", "name": "api_call", "args": {"endpoint": "/data"}},
+            {"id": None, "name": "search", "args": {"query": "python"}},
+        )
+    )
+    missing, unnamed = answer["messages"]
+    assert (missing.tool_call_id, missing.status) == ("call_6", "error")
+    assert missing.content.startswith("Tool Execution Failed\nTool: api_call\n")
+    assert "Message: Tool 'api_call' not found" in missing.content
+    assert (unnamed.tool_call_id, unnamed.status) == ("", "error")
+    assert "has no 'id'" in unnamed.content
+    errors = node.get_error_summary()
+    assert [entry["error_type"] for entry in errors["api_call"]] == ["ToolNotFound"]
