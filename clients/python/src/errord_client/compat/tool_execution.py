@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import Any, Final, Literal, Self, TypedDict
 
 from errord_client.compat import default_target
@@ -103,10 +103,9 @@ def _echo(**parameters: Any) -> dict[str, Any]:
     return {"echo": echo(**parameters)}
 
 
-BUILTIN_HANDLERS: Final[Mapping[str, Callable[..., Any]]] = {
-    "math_eval": _math_eval,
-    "echo": _echo,
-}
+BUILTIN_HANDLERS: Final[Mapping[str, Callable[..., Any]]] = MappingProxyType(
+    {"math_eval": _math_eval, "echo": _echo}
+)
 """The specification's builtin handlers, by name, answering in its shapes."""
 
 _IMPLEMENTATIONS: Final = ("mock", "builtin", "internal")
