@@ -92,9 +92,9 @@ def bad_search(query: str) -> str:
 
 
 @tool
-def processor(data: str) -> str:
-    """Processes data."""
-    raise ValueError("Invalid input")
+def failing_search(query: str) -> str:
+    """Search the web."""
+    raise ValueError("Bad query")
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def calls_of(*calls: dict[str, Any]) -> dict[str, Any]:
 def test_tool_execution_error_names_the_original_exceptions_type(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    tool = processor
+    tool = failing_search
     # fmt: off
     try:
         tool.invoke({"query": "test"})
@@ -128,7 +128,7 @@ def test_tool_execution_error_names_the_original_exceptions_type(
         )
         print(error.error_type)  # "ValueError", "TimeoutError", etc.
     # fmt: on
-    assert capsys.readouterr().out == "ValidationError\n"  # processor takes data, not query
+    assert capsys.readouterr().out == "ValueError\n"
     error = ToolExecutionError("search", TimeoutError("slow"), {"query": "test"})
     assert (error.error_type, error.message, error.tool_input) == (
         "TimeoutError",
