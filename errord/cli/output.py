@@ -105,17 +105,20 @@ def format_stats(response: pb.GetToolStatsResponse) -> str:
     window = round(seconds(response.window) / 60)
     blocks = []
     for tool in response.tools:
-        recent = tool.recent
+        recent, ran = tool.recent, tool.per_execution
         lines = [
             f"{scoped(tool.tool, tool.scope)}  {breaker_line(tool.breaker)}",
-            f"  executions {tool.executions}: {tool.successes} succeeded, {tool.errors} failed "
+            f"  executions {ran.executions}: {ran.successes} succeeded, {ran.errors} failed, "
+            f"{ran.timeouts} timed out; failure rate {ran.failure_rate:.1%}, "
+            f"mean {seconds(ran.mean_duration):.3f} s",
+            f"  attempts {tool.executions}: {tool.successes} succeeded, {tool.errors} failed "
             f"({tool.transient_errors} transient, {tool.permanent_errors} permanent), "
             f"{tool.timeouts} timeouts",
-            f"  failure rate {tool.failure_rate:.1%}; last {window} min: {recent.errors} of "
-            f"{recent.executions} failed ({recent.failure_rate:.1%})",
+            f"  failure rate per attempt {tool.failure_rate:.1%}; last {window} min: "
+            f"{recent.errors} of {recent.executions} failed ({recent.failure_rate:.1%})",
             f"  retries {tool.retries}, {tool.retry_successes} succeeded "
             f"({tool.retry_success_rate:.1%})",
-            f"  duration mean {seconds(tool.mean_duration):.3f} s, "
+            f"  attempt duration mean {seconds(tool.mean_duration):.3f} s, "
             f"p95 {seconds(tool.p95_duration):.3f} s",
             f"  errors by code: {_counts(tool.errors_by_code)}",
             f"  errors by exception: {_counts(tool.errors_by_exception)}",

@@ -355,13 +355,15 @@ class ErrorHandler:
             turn = self._state.turns.view(turn_id)
         out_of_time = turn is not None and _out_of_time(turn, self.clock.now())
         progress = turn.progress if turn is not None else {}
-        return reconcile(
+        reconciled = reconcile(
             calls,
             held,
             lambda call: synthesized(
                 call, fates.get(call.call_id), progress.get(call.call_id), out_of_time
             ),
         )
+        self._state.results.count(reconciled, self.clock.now())
+        return reconciled
 
     def redacted(self, report: FailureReport) -> FailureReport:
         """``report`` as it may be stored, logged, exported and decided on: secrets masked

@@ -44,7 +44,7 @@ from errord.ops.metric_scopes import scope_rows
 from errord.reload import ManifestReloader
 from errord.state.health import NO_CANDIDATES, ToolHealth, ToolHealthBoard
 from errord.state.store import Store
-from errord.state.tool_stats import DURATION_BOUNDS
+from errord.state.tool_stats import DURATION_BOUNDS, Durations
 from errord.state.trace_retention import Removed
 
 READ_TIMEOUT = 5.0
@@ -98,7 +98,11 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
     counters = {
         name: CounterMetricFamily(f"errord_tool_{name}", doc, labels=["tool", "scope"])
         for name, doc in (
-            ("executions", "Attempts reported: failures and successful outcomes."),
+            (
+                "executions",
+                "Attempts reported: failures and successful outcomes "
+                "(errord_tool_call_executions counts executions).",
+            ),
             ("successes", "Successful outcomes reported."),
             ("timeouts", "Failures classified TIMEOUT."),
             ("retries", "RETRY decisions."),
@@ -106,6 +110,24 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
             ("breaker_opens", "Times the tool's circuit breaker opened."),
         )
     }
+    ran = {
+        name: CounterMetricFamily(f"errord_tool_call_{name}", doc, labels=["tool", "scope"])
+        for name, doc in (
+            (
+                "executions",
+                "Executions that ended: a call's attempts of the tool, from the first to the "
+                "one that ends it (a success, or a decision other than RETRY).",
+            ),
+            ("execution_successes", "Executions that ended with a success."),
+            ("execution_errors", "Executions that ended without a success."),
+            ("execution_timeouts", "Executions that ended without a success, timed out."),
+        )
+    }
+    ran_durations = HistogramMetricFamily(
+        "errord_tool_call_execution_duration_seconds",
+        "Durations of executions: their attempts and the retry delays between them.",
+        labels=["tool", "scope"],
+    )
     errors = CounterMetricFamily(
         "errord_tool_errors", "Failures reported, by class.", labels=["tool", "scope", "class"]
     )
@@ -139,6 +161,17 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
         "1 for the phase the tool's circuit breaker is in, 0 for the others.",
         labels=["tool", "scope", "state"],
     )
+    reconciled = CounterMetricFamily(
+        "errord_tool_results_reconciled",
+        "Calls whose results ReconcileResults answered, since the daemon started.",
+        labels=["tool", "scope"],
+    )
+    repaired = CounterMetricFamily(
+        "errord_tool_results_repaired",
+        "Of them, results errord synthesized (the executor held none) or dropped (a second "
+        "one), since the daemon started.",
+        labels=["tool", "scope", "how"],
+    )
     alerts = GaugeMetricFamily(
         "errord_tool_alert", "1 while the alert condition holds.", labels=["tool", "scope", "alert"]
     )
@@ -154,16 +187,24 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
             by_exception.add_metric([tool, scope, exception], count)
         for action, count in stats.decisions.items():
             decisions.add_metric([tool, scope, action.value], count)
-        cumulative, buckets = 0, []
-        bounds = (*DURATION_BOUNDS, float("inf"))
-        for bound, count in zip(bounds, stats.durations.buckets, strict=True):
-            cumulative += count
-            buckets.append((_bound(bound), cumulative))
-        durations.add_metric([tool, scope], buckets, stats.durations.total)
+        durations.add_metric([tool, scope], *_histogram(stats.durations))
+        executions = stats.per_execution
+        for name, count in (
+            ("executions", executions.count),
+            ("execution_successes", executions.successes),
+            ("execution_errors", executions.errors),
+            ("execution_timeouts", executions.timeouts),
+        ):
+            ran[name].add_metric([tool, scope], count)
+        ran_durations.add_metric([tool, scope], *_histogram(executions.durations))
         health = row.health
         if health is None:
             continue  # the folded scopes' sum: no breaker of its own
         failure_ratio.add_metric([tool, scope], health.recent_failure_rate)
+        checked = health.results
+        reconciled.add_metric([tool, scope], checked.reconciled)
+        repaired.add_metric([tool, scope, "synthesized"], checked.synthesized)
+        repaired.add_metric([tool, scope, "dropped"], checked.dropped)
         for phase in BreakerPhase:
             breaker_state.add_metric(
                 [tool, scope, phase.value.lower()], float(phase is health.breaker.phase)
@@ -173,6 +214,8 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
             alerts.add_metric([tool, scope, kind.value.lower()], float(kind in raised))
     return [
         *counters.values(),
+        *ran.values(),
+        ran_durations,
         errors,
         by_code,
         by_exception,
@@ -180,8 +223,20 @@ def tool_families(healths: Iterable[ToolHealth]) -> list[Metric]:
         durations,
         failure_ratio,
         breaker_state,
+        reconciled,
+        repaired,
         alerts,
     ]
+
+
+def _histogram(histogram: Durations) -> tuple[list[tuple[str, float]], float]:
+    """The cumulative buckets and the sum of ``histogram``, as a family's sample takes them."""
+    cumulative, buckets = 0, []
+    bounds = (*DURATION_BOUNDS, float("inf"))
+    for bound, count in zip(bounds, histogram.buckets, strict=True):
+        cumulative += count
+        buckets.append((_bound(bound), float(cumulative)))
+    return buckets, histogram.total
 
 
 def _bound(bound: float) -> str:

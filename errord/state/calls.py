@@ -66,6 +66,17 @@ class CallState(Struct, frozen=True, omit_defaults=True, gc=False):
         record = self.tools.get(tool)
         return 0 if record is None else record.refused
 
+    def run_time(self, tool: str) -> float:
+        """Seconds of the call's execution of ``tool`` so far: its failed attempts' run
+        time and the retry delays granted between them."""
+        record = self.tools.get(tool)
+        return 0.0 if record is None else record.ran + record.delay_granted
+
+    def ran_attempts(self, tool: str) -> int:
+        """Failed attempts of ``tool`` that ran (those errord refused never did)."""
+        record = self.tools.get(tool)
+        return 0 if record is None else len(record.failed) - record.refused
+
     @property
     def failed_tools(self) -> frozenset[str]:
         return frozenset(tool for tool, record in self.tools.items() if record.failed)

@@ -26,6 +26,7 @@ from errord.decide.memory.overrides import OverrideCandidate, override_candidate
 from errord.decide.model import CLOSED_BREAKER, BreakerPhase, BreakerState, RateWindow
 from errord.decide.model.scope import tool_and_scope, tool_of
 from errord.state.projections import Projections
+from errord.state.result_checks import NO_RESULTS, ResultCounts
 from errord.state.tool_stats import Minute, ToolStats
 
 READ_SLICE = 500
@@ -91,6 +92,10 @@ class ToolHealth:
     alerts: tuple[Alert, ...]
     override_candidates: tuple[OverrideCandidate, ...] = ()
     """Its errors that retries never fixed."""
+    results: ResultCounts = NO_RESULTS
+    """Its calls' results reconciled since the daemon started, and those repaired."""
+    recent_results: ResultCounts = NO_RESULTS
+    """The same over the alert window."""
 
     @property
     def tool(self) -> str:
@@ -168,7 +173,10 @@ class ToolHealthBoard:
         stats = self._state.tool_stats.view(key) or ToolStats()
         recent = stats.since(now - timedelta(seconds=self.thresholds.window))
         breaker = self.breaker(key, now)
-        health = ToolHealth(key, stats, recent, breaker, ())
+        checks = self._state.results
+        results = checks.total(key)
+        recent_results = checks.since(key, now - timedelta(seconds=self.thresholds.window))
+        health = ToolHealth(key, stats, recent, breaker, (), (), results, recent_results)
         if candidates is None:
             candidates = self.override_candidates(now)
         return ToolHealth(
@@ -178,6 +186,8 @@ class ToolHealthBoard:
             breaker,
             self._alerts(health),
             tuple(candidates.get(key, ())),
+            results,
+            recent_results,
         )
 
     async def read(
@@ -231,6 +241,19 @@ class ToolHealthBoard:
                     AlertKind.SLOW,
                     f"mean duration {health.recent_mean_duration:.2f} s over the last {minutes} "
                     f"min is above {limits.mean_duration:g} s",
+                )
+            )
+        checked = health.recent_results
+        if checked.reconciled >= limits.min_executions and (
+            checked.repair_rate > limits.failure_rate
+        ):
+            alerts.append(
+                Alert(
+                    AlertKind.RESPONSE_VALIDATION,
+                    f"{checked.repair_rate:.1%} of its results over the last {minutes} min "
+                    f"({checked.repaired} of {checked.reconciled}: {checked.synthesized} "
+                    f"synthesized, {checked.dropped} dropped) had to be repaired, above "
+                    f"{limits.failure_rate:.1%}",
                 )
             )
         phase = health.breaker.phase

@@ -19,6 +19,7 @@ from errord.state.calls import CallFold, CallState
 from errord.state.memory import MemoryFold
 from errord.state.projection import Projection, Staged
 from errord.state.rate_windows import RateWindowFold
+from errord.state.result_checks import ResultChecks
 from errord.state.store.rows import WriteRow, state_row
 from errord.state.tool_stats import ToolStats, ToolStatsFold
 from errord.state.turns import TurnFold, TurnState
@@ -67,6 +68,8 @@ class Projections:
             max(capacity, memory_errors + MEMORY_HEADROOM) if memory_errors else capacity
         )
         self.memory: Projection[MemoryKey, MemoryStats] = Projection(MemoryFold(), memory_capacity)
+        self.results = ResultChecks()
+        """What reconciliations repaired, per tool: counted in memory, not folded."""
         self.all: tuple[Projection[Any, Any], ...] = (
             self.calls,
             self.turns,

@@ -1,10 +1,17 @@
 """Statistics per tool and scope, folded from the trace: outcomes, errors by kind, durations.
 
-An execution is an attempt errord learns of: a reported failure (but not an
-attempt its breaker or rate-limit window refused, which never ran), or a successful
-outcome (a failed outcome repeats a failure already reported, or about to be). Durations are
-those the executor reported (a failure's elapsed time, a success's duration);
-one reported as zero is taken as not measured.
+They are counted two ways. Per attempt: an attempt errord learns of is a reported
+failure (but not an attempt its breaker or rate-limit window refused, which never ran),
+or a successful outcome (a failed outcome repeats a failure already reported, or about to
+be). Per execution: a call's execution of the tool is its attempts of it, from the first
+to the one that ends it: a success, or a decision other than RETRY (the engine marks the
+event that ends one, with the execution's time: FailureEvent.execution,
+OutcomeEvent.execution). A call that succeeded at its fourth attempt is four attempts,
+three of them failed, and one execution, which succeeded.
+
+Durations are those the executor reported (a failure's elapsed time, a success's
+duration; an execution's, its attempts' and the retry delays granted between them); one
+reported as zero is taken as not measured.
 They go into a histogram with fixed bounds, from which the mean and the 95th
 percentile are read as Prometheus reads them. Recent figures are kept per
 minute of event time for the last hour, for windowed alerts.
@@ -93,10 +100,29 @@ class Minute(Struct, frozen=True, array_like=True, gc=False):
     durations: int = 0
 
 
+class Executions(Struct, frozen=True, omit_defaults=True, gc=False):
+    """A tool's executions by calls that ended, and how each ended."""
+
+    count: int = 0
+    successes: int = 0
+    errors: int = 0
+    """Executions that ended without a success: the tool failed them."""
+    timeouts: int = 0
+    """Errors whose last attempt timed out."""
+    durations: Durations = Durations()
+    """How long each took: its attempts and the retry delays between them."""
+
+    @property
+    def failure_rate(self) -> float:
+        """Errors per execution; 0 without executions."""
+        return self.errors / self.count if self.count else 0.0
+
+
 class ToolStats(Struct, frozen=True, omit_defaults=True, gc=False):
     """One tool's counters since errord first saw it."""
 
     executions: int = 0
+    """Attempts (see the module's docstring); ``per_execution`` counts executions."""
     successes: int = 0
     transient_errors: int = 0
     permanent_errors: int = 0
@@ -114,6 +140,8 @@ class ToolStats(Struct, frozen=True, omit_defaults=True, gc=False):
     """When an attempt of the tool last succeeded."""
     reset_at: datetime | None = None
     """When an operator last reset the tool's breaker."""
+    per_execution: Executions = Executions()
+    """The executions by calls that ended (the module's docstring)."""
 
     @property
     def errors(self) -> int:
@@ -140,7 +168,8 @@ class ToolStatsFold:
     """Folds failures, outcomes and breaker openings into their tool's statistics."""
 
     name = "tool_stats"
-    version = 3  # 2: a refused attempt is not an execution; 3: the last success and reset
+    # 2: a refused attempt is not an execution; 3: the last success and reset; 4: executions
+    version = 4
     key_type = str
     state_type = ToolStats
 
@@ -176,6 +205,7 @@ class ToolStatsFold:
         return tally.stats()
 
 
+_EXECUTION_COUNTERS = ("count", "successes", "errors", "timeouts")
 _COUNTERS = (
     "executions",
     "successes",
@@ -201,13 +231,24 @@ class _Tally:
         self.recent = list(stats.recent)
         self.succeeded_at = stats.succeeded_at
         self.reset_at = stats.reset_at
+        ran = stats.per_execution
+        self.ran = {name: getattr(ran, name) for name in _EXECUTION_COUNTERS}
+        self.ran_buckets = list(ran.durations.buckets)
+        self.ran_count = ran.durations.count
+        self.ran_total = ran.durations.total
 
     def failed(self, event: FailureEvent, time: datetime) -> None:
         report, decision = event.report, event.decision
         counts, code = self.counts, decision.classification.code
         self.decisions[decision.action] = self.decisions.get(decision.action, 0) + 1
         self.errors_by_code[code] = self.errors_by_code.get(code, 0) + 1
-        if was_refused(report):
+        refused = was_refused(report)
+        ended = event.execution
+        if ended is None and decision.action is not Action.RETRY and not refused:
+            ended = report.elapsed  # recorded before executions were marked: as long as this
+        if ended is not None:
+            self._executed(ended, error=True, timeout=code is ErrorCode.TIMEOUT)
+        if refused:
             return  # refused by its breaker or its window (AdmitCall): the tool did not run
         counts["executions"] += 1
         if decision.classification.error_class is ErrorClass.TRANSIENT:
@@ -232,6 +273,19 @@ class _Tally:
             self.counts["retry_successes"] += 1
         self.succeeded_at = time
         self._observe(time, report.duration, error=False)
+        ended = event.execution
+        self._executed(report.duration if ended is None else ended, error=False, timeout=False)
+
+    def _executed(self, seconds: float, *, error: bool, timeout: bool) -> None:
+        """Count an execution that ended, ``error`` when the tool failed it."""
+        ran = self.ran
+        ran["count"] += 1
+        ran["errors" if error else "successes"] += 1
+        ran["timeouts"] += timeout
+        if seconds > 0:
+            self.ran_buckets[bisect.bisect_left(DURATION_BOUNDS, seconds)] += 1
+            self.ran_count += 1
+            self.ran_total += seconds
 
     def _observe(self, time: datetime, seconds: float, *, error: bool) -> None:
         measured = seconds > 0
@@ -268,6 +322,10 @@ class _Tally:
             recent=tuple(self.recent),
             succeeded_at=self.succeeded_at,
             reset_at=self.reset_at,
+            per_execution=Executions(
+                **self.ran,
+                durations=Durations(tuple(self.ran_buckets), self.ran_count, self.ran_total),
+            ),
         )
 
 
@@ -283,21 +341,33 @@ def summed(stats: Sequence[ToolStats]) -> ToolStats:
     decisions: Counter[Action] = Counter()
     by_code: Counter[ErrorCode] = Counter()
     by_exception: Counter[str] = Counter()
-    buckets = [0] * (len(DURATION_BOUNDS) + 1)
     for each in stats:
         decisions.update(each.decisions)
         by_code.update(each.errors_by_code)
         by_exception.update(each.errors_by_exception)
-        for index, count in enumerate(each.durations.buckets):
-            buckets[index] += count
     return ToolStats(
         **counts,
         decisions=dict(decisions),
         errors_by_code=dict(by_code),
         errors_by_exception=dict(by_exception),
-        durations=Durations(
-            tuple(buckets),
-            sum(each.durations.count for each in stats),
-            sum(each.durations.total for each in stats),
+        durations=_summed_durations([each.durations for each in stats]),
+        per_execution=Executions(
+            **{
+                name: sum(getattr(each.per_execution, name) for each in stats)
+                for name in _EXECUTION_COUNTERS
+            },
+            durations=_summed_durations([each.per_execution.durations for each in stats]),
         ),
+    )
+
+
+def _summed_durations(histograms: Sequence[Durations]) -> Durations:
+    buckets = [0] * (len(DURATION_BOUNDS) + 1)
+    for histogram in histograms:
+        for index, count in enumerate(histogram.buckets):
+            buckets[index] += count
+    return Durations(
+        tuple(buckets),
+        sum(histogram.count for histogram in histograms),
+        sum(histogram.total for histogram in histograms),
     )

@@ -124,7 +124,7 @@ def recalled_to_proto(
 
 
 def tool_health_to_proto(health: ToolHealth) -> pb.ToolStats:
-    stats, recent = health.stats, health.recent
+    stats, recent, ran = health.stats, health.recent, health.stats.per_execution
     return pb.ToolStats(
         tool=health.tool,
         scope=health.scope,
@@ -155,6 +155,15 @@ def tool_health_to_proto(health: ToolHealth) -> pb.ToolStats:
             pb.ToolAlert(kind=f"ALERT_KIND_{alert.kind.value}", message=alert.message)
             for alert in health.alerts
         ],
+        per_execution=pb.ExecutionStats(
+            executions=ran.count,
+            successes=ran.successes,
+            errors=ran.errors,
+            timeouts=ran.timeouts,
+            failure_rate=ran.failure_rate,
+            mean_duration=duration(ran.durations.mean),
+            p95_duration=duration(ran.durations.quantile(0.95)),
+        ),
         override_candidates=[
             pb.OverrideCandidate(
                 signature=candidate.signature,

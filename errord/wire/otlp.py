@@ -74,6 +74,7 @@ SHARED_KEYS = frozenset(
         "errord.admission",
         "errord.outcome",
         "errord.alternative_tool",
+        "errord.correction.type",
         "errord.attempt",
         "error.type",
     }

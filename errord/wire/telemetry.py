@@ -289,6 +289,11 @@ def failure_attributes(method: str, decision: Decision, report: FailureReport | 
         attributes["errord.alternative_tool"] = decision.alternative_tool
     if decision.breaker is not None:
         attributes["errord.breaker.phase"] = decision.breaker.phase.value
+    correction = decision.correction
+    if correction is not None:  # what the model is told to fix, for self-correction rates
+        attributes["errord.correction.type"] = correction.kind
+        if correction.parameter:
+            attributes["errord.correction.parameter"] = correction.parameter
     if report is not None:
         _add_people(attributes, report)
     return attributes

@@ -289,7 +289,7 @@ def test_operators_use_grpcurl_and_the_cli(errord: DaemonProcess) -> None:
     stats = run_errord("stats", "search", "--address", errord.address, *errord.token_args)
     assert stats.returncode == 0, stats.stderr
     assert stats.stdout.startswith("search  breaker CLOSED, opened 1 time\n")
-    assert "executions 3: 0 succeeded, 3 failed (3 transient, 0 permanent), 3 timeouts" in (
+    assert "attempts 3: 0 succeeded, 3 failed (3 transient, 0 permanent), 3 timeouts" in (
         stats.stdout
     )
     forced = run_errord(

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from errord_client.executor import DecidedBy, Executor, ResultStatus, ToolCall
-from errord_client.tools import Hang, mock_tool
+from errord_client.tools import Hang, function_tool, mock_tool
 from errord_client.v1 import errord_pb2 as pb
 
 from tests.executor_helpers import (
@@ -205,3 +205,38 @@ async def test_a_permanent_failure_cascades_to_its_dependents_as_the_plan_says(
     for call_id, output in [("c-advice", {"advice": "hold"}), ("c-weather", {"sky": "clear"})]:
         assert (by_id[call_id].status, by_id[call_id].output) == (ResultStatus.SUCCEEDED, output)
     assert (advice.calls, weather.calls) == (1, 1)
+
+
+async def test_a_result_carries_errords_correction_and_the_exception_the_tool_raised(
+    tmp_path: Path,
+) -> None:
+    """A call handed back to the model has errord's correction on its error (what the
+    model reads, structured); a tool's failure names the exception class it raised."""
+
+    def forecast(city: str, days: int = 1) -> str:
+        """The forecast of a city."""
+        raise PermissionError(f"403 Forbidden: no access to {city}")
+
+    with errord_process(tmp_path, "tools: []\n") as daemon:
+        async with Executor(
+            [function_tool(forecast)], target=daemon.address, decision_timeout=DECISIONS
+        ) as executor:
+            corrected, failed = await executor.run(
+                [
+                    {"id": "c1", "name": "forecast", "arguments": {"days": 2}},
+                    {"id": "c2", "name": "forecast", "arguments": {"city": "Lyon"}},
+                ]
+            )
+    assert corrected.status is ResultStatus.RETURNED_TO_MODEL
+    assert corrected.error is not None
+    correction = corrected.error.correction
+    assert correction is not None
+    assert (correction.type, correction.parameter) == ("missing_parameter", "city")
+    assert correction.required_parameters == ("city",)
+    assert correction.example is not None
+    assert isinstance(correction.example["city"], str)
+    assert correction.retry_hint
+    assert corrected.error.exception_type == "InvalidArguments"  # the executor's check
+    assert failed.error is not None
+    assert failed.error.exception_type == "PermissionError"
+    assert failed.error.correction is None

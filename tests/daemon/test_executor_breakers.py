@@ -109,6 +109,10 @@ async def test_an_open_breaker_refuses_attempt_one_without_running_the_tool(
     assert vault_action in STATUS_OF, pb.RecoveryAction.Name(vault_action)
     assert by_id["c-vault"].status is STATUS_OF[vault_action]
     assert by_id["c-vault"].output is None
+    refusal = by_id["c-vault"].error
+    assert refusal is not None
+    assert refusal.code == "CIRCUIT_OPEN"
+    assert not refusal.retryable  # errord refuses it again until the breaker half-opens
 
 
 async def test_fifty_executors_on_a_half_open_breaker_run_one_probe_and_49_alternatives(

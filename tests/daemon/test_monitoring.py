@@ -266,6 +266,9 @@ def test_each_tool_and_daemon_rule_fires_in_a_real_prometheus(
         for call in range(5):  # five transient failures of five calls: the breaker opens
             fail(errord, "breaking", f"t{call}", pb.ERROR_CODE_UNAVAILABLE, http_status=503)
         fail(errord, "schema", "c1", pb.ERROR_CODE_SCHEMA_VIOLATION)
+        for turn in range(10):  # ten calls of ten whose result the executor lost
+            calls = [pb.ToolCallRef(call_id="c0", tool="search")]
+            errord.reconcile_results(f"turn-lost-{turn}", calls)
         fail(errord, "fifth", "c0", pb.ERROR_CODE_TIMEOUT)  # five tools of max_tools' five
         (manifests / "broken.yaml").write_text("tools:\n  - name: [not a name\n")
         daemon.process.send_signal(signal.SIGHUP)
@@ -276,6 +279,7 @@ def test_each_tool_and_daemon_rule_fires_in_a_real_prometheus(
                 ("ErrordToolSlow", "slow"),
                 ("ErrordBreakerTripped", "breaking"),
                 ("ErrordBreakerOpened", "breaking"),
+                ("ErrordToolResultsRepaired", "search"),
                 ("ErrordResponseValidationFailures", "schema"),
                 ("ErrordManifestReloadRefused", ""),
                 ("ErrordToolLimitNear", ""),

@@ -304,6 +304,6 @@ async def test_the_commands_show_and_take_the_scope(daemon: DaemonProcess) -> No
     assert reset.startswith("read_file @ eu  breaker CLOSED"), reset
     stats = await asyncio.to_thread(errord, "stats", "read_file", "--scope", "eu")
     assert stats.startswith("read_file @ eu  breaker CLOSED"), stats
-    assert "executions 6: 0 succeeded, 6 failed" in stats
+    assert "attempts 6: 0 succeeded, 6 failed" in stats
     memory = await asyncio.to_thread(errord, "memory", "read_file", "--scope", "eu")
     assert memory.startswith("read_file @ eu  "), memory

@@ -15,13 +15,30 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 import errord
 from errord.config import Settings
-from errord.decide.model import FailureReport, Outcome, OutcomeReport, ToolFailure
+from errord.decide.model import (
+    Action,
+    Classification,
+    Correction,
+    Decision,
+    ErrorClass,
+    FailureReport,
+    Outcome,
+    OutcomeReport,
+    ToolFailure,
+)
+from errord.decide.model import ErrorCode as Code
 from errord.errors import ConfigError, InvalidRequest
 from errord.wire import requests
 from errord.wire.bounds import MAX_ID_LENGTH
 from errord.wire.otel import OtlpSpans, parent_of
 from errord.wire.otlp import MAX_ATTEMPTS, Encoder, ExportSettings, OtlpExport, Post, SpanRecord
-from errord.wire.telemetry import IdHashing, Telemetry, telemetry_from, traces_endpoint
+from errord.wire.telemetry import (
+    IdHashing,
+    Telemetry,
+    failure_attributes,
+    telemetry_from,
+    traces_endpoint,
+)
 from tests.otlp_sink import OtlpReceiver, attributes
 
 DISABLED = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_SDK_DISABLED": "true"}
@@ -332,3 +349,32 @@ def test_otlp_spans_post_gzip_and_honour_the_sampled_flag() -> None:
         "service.name": "errord-test",
         "service.version": errord.__version__,
     }
+
+
+def test_a_call_handed_back_to_the_model_names_the_correction_on_its_span() -> None:
+    def decision(correction: Correction | None) -> Decision:
+        return Decision(
+            decision_id="d1",
+            turn_id="t",
+            call_id="c",
+            tool="search",
+            attempt=1,
+            action=Action.RETURN_TO_MODEL,
+            classification=Classification(ErrorClass.PERMANENT, Code.INVALID_INPUT, "test"),
+            reason="",
+            llm_message="",
+            user_message="",
+            technical_message="",
+            decided_at=datetime(2026, 1, 1, tzinfo=UTC),
+            correction=correction,
+        )
+
+    missing = Correction(kind="missing_parameter", message="query is required", parameter="query")
+    attributes = failure_attributes("ReportFailure", decision(missing), None)
+    assert attributes["errord.correction.type"] == "missing_parameter"
+    assert attributes["errord.correction.parameter"] == "query"
+    unnamed = Correction(kind="invalid_arguments", message="?")
+    attributes = failure_attributes("ReportFailure", decision(unnamed), None)
+    assert attributes["errord.correction.type"] == "invalid_arguments"
+    assert "errord.correction.parameter" not in attributes
+    assert "errord.correction.type" not in failure_attributes("ReportFailure", decision(None), None)

@@ -1112,3 +1112,19 @@ def test_a_schema_too_large_for_the_search_gets_no_example_and_says_it_ran_out()
     search = Examples(Draft202012Validator(nested))
     assert search.arguments() == {}
     assert search.exhausted
+
+
+def test_counts_sent_as_floats_still_bound_the_example() -> None:
+    """A declaration sent over the wire is a protobuf Struct, whose numbers are floats:
+    maxLength 4.0 and minItems 2.0 bound the example as 4 and 2 do."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "expression": {"type": "string", "maxLength": 4.0, "minLength": 1.0},
+            "tags": {"type": "array", "items": {"type": "string"}, "minItems": 2.0},
+        },
+        "required": ["expression", "tags"],
+    }
+    example = example_arguments(schema)
+    assert len(example["expression"]) <= 4
+    assert len(example["tags"]) == 2

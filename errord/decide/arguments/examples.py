@@ -119,7 +119,7 @@ class Examples:
             yield from _BUILDERS[kind](self, node, where)
 
     def strings(self, node: Mapping[str, Any], where: Where) -> Iterator[Any]:
-        low, high = node.get("minLength", 0), node.get("maxLength")
+        low, high = _whole(node.get("minLength")) or 0, _whole(node.get("maxLength"))
         fmt, pattern = node.get("format"), node.get("pattern")
         if isinstance(fmt, str) and fmt in FORMAT_EXAMPLES:
             yield FORMAT_EXAMPLES[fmt]
@@ -174,7 +174,8 @@ class Examples:
         items, prefix = node.get("items", True), node.get("prefixItems", [])
         if isinstance(items, list):  # Drafts 4 to 2019-09: items as a tuple
             items, prefix = node.get("additionalItems", True), items
-        low, high = node.get("minItems", 0), node.get("maxItems", MAX_ITEMS)
+        low, most = _whole(node.get("minItems")) or 0, _whole(node.get("maxItems"))
+        high = MAX_ITEMS if most is None else most
         size = min(max(low, len(prefix), 0 if items is False else 1), high)
         unique = node.get("uniqueItems") is True
         made = self._array(prefix, items, size, unique, where) if size <= MAX_ITEMS else ABSENT
@@ -252,6 +253,13 @@ def _property_schema(node: Mapping[str, Any], name: str) -> Any:
         if matches(pattern, name):
             return schema
     return node.get("additionalProperties", True)
+
+
+def _whole(value: object) -> int | None:
+    """A count of the schema (``maxLength``, ``minItems``...) as an int: a schema sent
+    over the wire as a protobuf Struct has every number a float (``3.0``); None when it
+    states none, or not as a finite number."""
+    return int(value) if is_number(value) and math.isfinite(value) else None
 
 
 def _fit(word: str, low: int, high: int | None) -> str:

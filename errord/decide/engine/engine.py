@@ -28,6 +28,7 @@ from errord.decide.engine.context_parts import (
 from errord.decide.engine.recording import (
     closed_episode,
     decision_of,
+    ended_execution,
     opened_episode,
     probe_of,
     rate_limited_event,
@@ -233,6 +234,7 @@ class Engine:
             opens=opened_episode(context, decision, manifests, error),
             closes=closed_episode(call, report.tool, report.attempt, EpisodeOutcome.FAILED, now),
             mistake=mistake if decision.action is Action.RETURN_TO_MODEL else "",
+            execution=ended_execution(report, decision.action, refused, call),
         )
         window = (
             window_after(
@@ -289,6 +291,11 @@ class Engine:
                 report=report,
                 breaker=None if stepped.state == before else stepped.state,
                 closes=closed_episode(call, report.tool, report.attempt, told, now),
+                execution=(
+                    (call.run_time(report.tool) if call is not None else 0.0) + report.duration
+                    if succeeded
+                    else None
+                ),
             ),
         )
 

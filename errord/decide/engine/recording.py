@@ -118,6 +118,19 @@ def closed_episode(
     return None if episode is None else ClosedEpisode(episode=episode, outcome=outcome, at=now)
 
 
+def ended_execution(
+    report: FailureReport, action: Action, refused: bool, call: CallHistory | None
+) -> float | None:
+    """Seconds of the call's execution of the tool that a decision of ``action`` on
+    ``report`` ends (errord.state.tool_stats counts it); None when it ends none: a RETRY
+    goes on with it, and an attempt refused before any of the tool's ran had none."""
+    if action is Action.RETRY:
+        return None
+    if refused and (call is None or not call.ran_attempts(report.tool)):
+        return None
+    return (call.run_time(report.tool) if call is not None else 0.0) + report.elapsed
+
+
 def probe_of(decision: Decision, context: DecisionContext) -> Probe:
     """The retry ``decision`` grants, as the breaker's probe: released if its outcome has
     not arrived after the delay and the timeout the executor enforces."""

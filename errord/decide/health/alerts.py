@@ -38,6 +38,8 @@ class AlertKind(ClosedEnum):
     FAILURE_RATE = "FAILURE_RATE"
     SLOW = "SLOW"
     BREAKER_TRIPPED = "BREAKER_TRIPPED"
+    RESPONSE_VALIDATION = "RESPONSE_VALIDATION"
+    """Results reconciliation had to synthesize or drop (errord.state.result_checks)."""
 
 
 @dataclass(frozen=True, slots=True)

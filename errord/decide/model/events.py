@@ -73,6 +73,11 @@ class FailureEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.FAILURE.valu
     mistake: str = ""
     """The model's mistake a RETURN_TO_MODEL hands back to it (errord.decide.texts.correction), as
     the turn counts it; empty for any other decision, and in events recorded before."""
+    execution: float | None = None
+    """When the decision ends the call's execution of the tool (anything but RETRY, after
+    an attempt of it ran): seconds the execution took, its attempts' run time and the
+    retry delays granted between them. None otherwise, and in events recorded before
+    errord counted executions."""
 
 
 class OutcomeEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.OUTCOME.value):
@@ -84,6 +89,10 @@ class OutcomeEvent(_Event, _OfAnAttempt, frozen=True, tag=EventKind.OUTCOME.valu
     """The tool's circuit breaker after this outcome, when the outcome changed it."""
     closes: ClosedEpisode | None = None
     """The episode this outcome ends, when the attempt was an earlier decision's recovery."""
+    execution: float | None = None
+    """For a success, which ends the call's execution of the tool: seconds the execution
+    took, as FailureEvent.execution. None for a failure, and in events recorded before
+    errord counted executions."""
 
 
 class _OfATurn:

@@ -249,3 +249,30 @@ async def test_an_executor_runs_again_after_it_was_closed() -> None:
     finally:
         await executor.close(patience=0.1)
     assert [r.output for r in first + second] == ["ran in a thread"] * 2
+
+
+async def test_a_call_that_cannot_be_read_gets_a_structured_result_in_its_place() -> None:
+    echo = mock_tool("echo", {"ok": True})
+    calls = [None, {"name": "echo"}, call("c1", "echo"), {"id": "c2"}, {"id": 7, "name": "echo"}]
+    results = await run([echo], calls)
+    assert [(r.call_id, r.tool, r.status) for r in results] == [
+        ("", "", ResultStatus.FAILED),
+        ("", "echo", ResultStatus.FAILED),
+        ("c1", "echo", ResultStatus.SUCCEEDED),
+        ("c2", "", ResultStatus.FAILED),
+        ("", "echo", ResultStatus.FAILED),
+    ]
+    assert echo.calls == 1
+    unread = results[3]
+    assert unread.error is not None
+    assert (unread.error.code, unread.error.fault, unread.error.retryable) == (
+        "INVALID_INPUT",
+        "ARGUMENTS",
+        False,
+    )
+    assert (
+        unread.content()
+        == "Error: the tool call could not be read: tool call c2 has no 'name': {'id': 'c2'}"
+    )
+    [alone] = await run([echo], [None])
+    assert alone.status is ResultStatus.FAILED

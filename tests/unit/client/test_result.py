@@ -245,6 +245,8 @@ def test_to_dict_of_an_error_has_the_error_fields() -> None:
         "retryable": True,
         "fault": "",
         "parameter": "",
+        "exception_type": "",
+        "correction": None,
     }
     assert (record["decided_by"], record["decision_ids"]) == ("errord", ["d1", "d2", "d3"])
 

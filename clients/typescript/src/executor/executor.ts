@@ -388,6 +388,8 @@ class CallRun {
         retryable: verdict.errorClass === "transient" && code !== "CIRCUIT_OPEN",
         fault: verdict.fault,
         parameter: verdict.parameter,
+        exceptionType: failed?.exceptionType ?? "",
+        correction: verdict.correction ?? null,
       },
       decidedBy: verdict.decidedBy,
       modelText: verdict.llmMessage,
@@ -414,7 +416,17 @@ class CallRun {
 }
 
 /** The error of a call that did not run: nobody classified anything. */
-const NO_ERROR: ResultError = { code: "", errorClass: "", message: "", userMessage: "", retryable: false, fault: "", parameter: "" };
+const NO_ERROR: ResultError = {
+  code: "",
+  errorClass: "",
+  message: "",
+  userMessage: "",
+  retryable: false,
+  fault: "",
+  parameter: "",
+  exceptionType: "",
+  correction: null,
+};
 
 /** The attempt ran past its timeout: it was abandoned. */
 class AttemptTimedOut extends Error {

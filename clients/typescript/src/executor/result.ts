@@ -52,6 +52,29 @@ export interface ResultError {
   readonly fault: string;
   /** The call's parameter the failure is about, when known. */
   readonly parameter: string;
+  /** The class of the exception the last attempt failed with, as the executor reported
+   * it: the tool's ("TypeError"), or the executor's own check's; "" when there was none. */
+  readonly exceptionType: string;
+  /** errord's correction of a call handed back to the model: what to fix and how. */
+  readonly correction: Correction | null;
+}
+
+/** errord's correction of a call whose arguments (or tool name) the model got wrong. */
+export interface Correction {
+  /** missing_parameter, invalid_type, invalid_value, ..., unknown_tool (errord's list). */
+  readonly type: string;
+  /** What is wrong, in a sentence the model can act on. */
+  readonly message: string;
+  /** The parameter to correct first, if known. */
+  readonly parameter: string;
+  /** The parameters the tool's JSON Schema requires. */
+  readonly requiredParameters: readonly string[];
+  /** Arguments that satisfy the tool's schema, built from it; null when errord has none. */
+  readonly example: Readonly<Record<string, unknown>> | null;
+  /** How to call again. */
+  readonly retryHint: string;
+  /** For an unknown tool: the known tools closest to the name. */
+  readonly availableTools: readonly string[];
 }
 
 /** The one result of one tool call. */

@@ -8,7 +8,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { ErrorClass, ErrorCode, Fault, RecoveryAction, type RecoveryDecision } from "../gen/errord/v1/errord_pb.js";
 import type { Plain } from "../plain.js";
-import type { DecidedBy } from "./result.js";
+import type { Correction, DecidedBy } from "./result.js";
 
 /** RecoveryAction, by name. */
 export type Action =
@@ -54,6 +54,8 @@ export interface Verdict {
   readonly parameter: string;
   readonly decisionId: string;
   readonly consequences: readonly Consequence[];
+  /** errord's correction, for a call handed back to the model. */
+  readonly correction?: Correction;
 }
 
 function actionOf(action: RecoveryAction, otherwise: Action): Action {
@@ -81,6 +83,15 @@ export function fromDecision(decision: Plain<RecoveryDecision>): Verdict {
     fault: fault === Fault.UNSPECIFIED ? "" : Fault[fault],
     parameter: classification?.parameter ?? "",
     decisionId: decision.decisionId,
+    correction: decision.correction && {
+      type: decision.correction.type,
+      message: decision.correction.message,
+      parameter: decision.correction.parameter,
+      requiredParameters: [...decision.correction.requiredParameters],
+      example: (decision.correction.example as Record<string, unknown> | undefined) ?? null,
+      retryHint: decision.correction.retryHint,
+      availableTools: [...decision.correction.availableTools],
+    },
     consequences: decision.consequences.map((consequence) => ({
       callId: consequence.callId,
       action: actionOf(consequence.action, "SKIP"),

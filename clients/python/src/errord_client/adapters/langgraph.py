@@ -46,7 +46,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import msg_content_output
 from pydantic import ValidationError
 
-from errord_client.executor import Executor, ResultStatus, ToolCall, ToolResult
+from errord_client.executor import Executor, ResultStatus, ToolResult
 from errord_client.tools import InvalidArguments, Tool, ToolKind, ToolRegistry
 
 __all__ = [
@@ -380,7 +380,16 @@ class ErrorHandlingToolNode(ToolNode):
         token = _RUN_CONFIG.set(config)
         try:
             results = await executor.run(
-                [ToolCall(call["id"] or "", call["name"], call["args"]) for call in calls],
+                # As mappings, so that a call without an id or a name gets its result
+                # (a failure saying so) instead of stopping the batch.
+                [
+                    {
+                        "id": call.get("id") or "",
+                        "name": call.get("name"),
+                        "arguments": call.get("args"),
+                    }
+                    for call in calls
+                ],
                 turn_id=turn_id,
             )
         finally:

@@ -4,10 +4,17 @@ from errord_client.executor.calls import NO_DEFAULT, ToolCall, tool_call
 from errord_client.executor.executor import Executor
 from errord_client.executor.failures import ToolFailure, failure_from_exception
 from errord_client.executor.local_policy import LocalPolicy
-from errord_client.executor.result import DecidedBy, ResultError, ResultStatus, ToolResult
+from errord_client.executor.result import (
+    Correction,
+    DecidedBy,
+    ResultError,
+    ResultStatus,
+    ToolResult,
+)
 
 __all__ = [
     "NO_DEFAULT",
+    "Correction",
     "DecidedBy",
     "Executor",
     "LocalPolicy",

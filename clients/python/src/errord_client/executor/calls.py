@@ -87,6 +87,17 @@ def tool_call(raw: ToolCall | Mapping[str, Any] | object) -> ToolCall:
     return ToolCall(call_id, name, arguments, malformed=malformed)
 
 
+def call_identity(raw: object) -> tuple[str, str]:
+    """The id and name ``raw`` has, each "" when it has none (or not as a string): for the
+    result of a call ``tool_call`` cannot read."""
+    function = _get(raw, "function")
+    names = (_get(raw if function is None else function, "name"),)
+    ids = (_get(raw, "call_id"), _get(raw, "id"))
+    call_id = next((value for value in ids if isinstance(value, str) and value), "")
+    name = next((value for value in names if isinstance(value, str)), "")
+    return call_id, name
+
+
 def _arguments(given: object) -> tuple[dict[str, Any], str]:
     """The arguments as a dict, and why they are malformed ("" when they are not)."""
     if given is None:

@@ -33,7 +33,7 @@ from errord_client.client import DEFAULT_TARGET, AsyncErrordClient
 from errord_client.executor.batch import Batch, not_run
 from errord_client.executor.board import ToolBoard
 from errord_client.executor.call_run import CallRun, Runner
-from errord_client.executor.calls import ToolCall, tool_call
+from errord_client.executor.calls import ToolCall, call_identity, tool_call
 from errord_client.executor.declarations import Declarations
 from errord_client.executor.link import CHANNEL_OPTIONS, ErrordLink
 from errord_client.executor.local_policy import LocalPolicy
@@ -125,10 +125,21 @@ class Executor:
     ) -> list[ToolResult]:
         """Run ``calls`` (ToolCalls, or tool calls as OpenAI or Anthropic return them) as
         one turn: independent calls at once, a call after those it ``depends_on``. One
-        result per call, in order; never raises for a tool's failure or errord's."""
+        result per call, in order; never raises for a tool's failure or errord's, nor for a
+        call that cannot be read (None, no id, no name): its result is FAILED,
+        INVALID_INPUT, saying what is wrong, with whatever id and name it has."""
+        read = [_read(call) for call in calls]
+        unreadable = {position: r for position, r in enumerate(read) if isinstance(r, ToolResult)}
+        runnable = [r for r in read if isinstance(r, ToolCall)]
+        if not runnable:
+            return list(unreadable.values())
+        ran = iter(await self._run_turn(runnable, turn_id))
+        return [unreadable.get(position) or next(ran) for position in range(len(read))]
+
+    async def _run_turn(self, calls: list[ToolCall], turn_id: str | None) -> list[ToolResult]:
         link = self._started()
         turn_id = turn_id or f"turn-{uuid.uuid4().hex}"
-        batch = Batch(turn_id, plan_of([tool_call(call) for call in calls]))
+        batch = Batch(turn_id, plan_of(calls))
         if batch.plan.dependencies and not await link.begin_turn(batch.plan.begin(turn_id)):
             log.info("turn %s runs its plan without errord's cascades", turn_id)
         results = await asyncio.gather(
@@ -200,3 +211,26 @@ class Executor:
 
 def _timed(result: ToolResult, started: float) -> ToolResult:
     return dataclasses.replace(result, execution_time_ms=(time.monotonic() - started) * 1000)
+
+
+def _read(raw: object) -> ToolCall | ToolResult:
+    """``raw`` as a ToolCall; when it cannot be one, the FAILED result that says why."""
+    try:
+        return tool_call(raw)
+    except ValueError as error:
+        problem = str(error)
+    call_id, name = call_identity(raw)
+    return ToolResult(
+        call_id=call_id,
+        tool=name,
+        status=ResultStatus.FAILED,
+        error=ResultError(
+            "INVALID_INPUT",
+            "permanent",
+            problem,
+            "This step could not be done.",
+            False,
+            fault="ARGUMENTS",
+        ),
+        model_text=f"Error: the tool call could not be read: {problem}",
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
@@ -69,12 +70,20 @@ class ResultError:
     user_message: str
     """What to tell the user, in plain words."""
     retryable: bool
-    """Whether calling again later may succeed."""
+    """Whether calling again at once may succeed: a transient failure, but not a call
+    its open circuit breaker refused ("CIRCUIT_OPEN"), which errord refuses again until
+    the breaker half-opens."""
     fault: str = ""
     """Who can act on the failure: "ARGUMENTS" (the model), "TOOL" (its own code),
     "BACKEND" (time), "PERSON" (someone must), or "" when nobody said."""
     parameter: str = ""
     """The call's parameter the failure is about, when known."""
+    exception_type: str = ""
+    """The class of the exception the last attempt failed with, as the executor reported
+    it: the tool's ("TimeoutError", "requests.HTTPError"), or the executor's own check's
+    ("InvalidArguments", "ToolNotFound"); "" when there was none."""
+    correction: Correction | None = None
+    """errord's correction of a call handed back to the model: what to fix and how."""
 
     def to_dict(self) -> dict[str, Any]:
         """The fields by name."""
@@ -86,6 +95,41 @@ class ResultError:
             "retryable": self.retryable,
             "fault": self.fault,
             "parameter": self.parameter,
+            "exception_type": self.exception_type,
+            "correction": None if self.correction is None else self.correction.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """errord's correction of a call whose arguments (or tool name) the model got wrong:
+    its Correction message, for code that shows it in a layout of its own."""
+
+    type: str
+    """missing_parameter, invalid_type, invalid_value, ..., unknown_tool (errord's list)."""
+    message: str
+    """What is wrong, in a sentence the model can act on."""
+    parameter: str = ""
+    """The parameter to correct first, if known."""
+    required_parameters: tuple[str, ...] = ()
+    """The parameters the tool's JSON Schema requires."""
+    example: Mapping[str, Any] | None = None
+    """Arguments that satisfy the tool's schema, built from it; None when errord has none."""
+    retry_hint: str = ""
+    """How to call again."""
+    available_tools: tuple[str, ...] = ()
+    """For an unknown tool: the known tools closest to the name."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields by name."""
+        return {
+            "type": self.type,
+            "message": self.message,
+            "parameter": self.parameter,
+            "required_parameters": list(self.required_parameters),
+            "example": None if self.example is None else dict(self.example),
+            "retry_hint": self.retry_hint,
+            "available_tools": list(self.available_tools),
         }
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from errord_client.executor.result import DecidedBy, ResultStatus
+from errord_client.executor.result import Correction, DecidedBy, ResultStatus
 from errord_client.v1 import errord_pb2 as pb
 
 
@@ -68,6 +68,8 @@ class Verdict:
     probe: bool = False
     """The retry is the half-open breaker's one probe: the next attempt is admitted."""
     consequences: tuple[Consequence, ...] = field(default=())
+    correction: Correction | None = None
+    """errord's correction, for a call handed back to the model."""
 
 
 _ACTIONS = {pb.RecoveryAction.Value(f"RECOVERY_ACTION_{a.value}"): a for a in Action}
@@ -103,6 +105,7 @@ def from_decision(decision: pb.RecoveryDecision) -> Verdict:
         parameter=classification.parameter,
         decision_id=decision.decision_id,
         probe=decision.probe,
+        correction=_correction(decision.correction) if decision.HasField("correction") else None,
         consequences=tuple(
             Consequence(
                 call_id=consequence.call_id,
@@ -116,6 +119,22 @@ def from_decision(decision: pb.RecoveryDecision) -> Verdict:
             )
             for consequence in decision.consequences
         ),
+    )
+
+
+def _correction(correction: pb.Correction) -> Correction:
+    return Correction(
+        type=correction.type,
+        message=correction.message,
+        parameter=correction.parameter,
+        required_parameters=tuple(correction.required_parameters),
+        example=(
+            json_format.MessageToDict(correction.example)
+            if correction.HasField("example")
+            else None
+        ),
+        retry_hint=correction.retry_hint,
+        available_tools=tuple(correction.available_tools),
     )
 
 

@@ -100,6 +100,7 @@ class AlertKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ALERT_KIND_FAILURE_RATE: _ClassVar[AlertKind]
     ALERT_KIND_SLOW: _ClassVar[AlertKind]
     ALERT_KIND_BREAKER_TRIPPED: _ClassVar[AlertKind]
+    ALERT_KIND_RESPONSE_VALIDATION: _ClassVar[AlertKind]
 
 class ResultOrigin(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -171,6 +172,7 @@ ALERT_KIND_UNSPECIFIED: AlertKind
 ALERT_KIND_FAILURE_RATE: AlertKind
 ALERT_KIND_SLOW: AlertKind
 ALERT_KIND_BREAKER_TRIPPED: AlertKind
+ALERT_KIND_RESPONSE_VALIDATION: AlertKind
 RESULT_ORIGIN_UNSPECIFIED: ResultOrigin
 RESULT_ORIGIN_KEPT: ResultOrigin
 RESULT_ORIGIN_SYNTHESIZED: ResultOrigin
@@ -1079,7 +1081,7 @@ class GetToolStatsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[ToolStats, _Mapping]]] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ToolStats(_message.Message):
-    __slots__ = ("tool", "executions", "successes", "errors", "transient_errors", "permanent_errors", "timeouts", "retries", "retry_successes", "retry_success_rate", "breaker_opens", "failure_rate", "mean_duration", "p95_duration", "errors_by_code", "errors_by_exception", "decisions", "recent", "breaker", "alerts", "override_candidates", "scope")
+    __slots__ = ("tool", "executions", "successes", "errors", "transient_errors", "permanent_errors", "timeouts", "retries", "retry_successes", "retry_success_rate", "breaker_opens", "failure_rate", "mean_duration", "p95_duration", "errors_by_code", "errors_by_exception", "decisions", "recent", "breaker", "alerts", "override_candidates", "scope", "per_execution")
     class ErrorsByCodeEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1123,6 +1125,7 @@ class ToolStats(_message.Message):
     ALERTS_FIELD_NUMBER: _ClassVar[int]
     OVERRIDE_CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
+    PER_EXECUTION_FIELD_NUMBER: _ClassVar[int]
     tool: str
     executions: int
     successes: int
@@ -1145,7 +1148,26 @@ class ToolStats(_message.Message):
     alerts: _containers.RepeatedCompositeFieldContainer[ToolAlert]
     override_candidates: _containers.RepeatedCompositeFieldContainer[OverrideCandidate]
     scope: str
-    def __init__(self, tool: _Optional[str] = ..., executions: _Optional[int] = ..., successes: _Optional[int] = ..., errors: _Optional[int] = ..., transient_errors: _Optional[int] = ..., permanent_errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., retries: _Optional[int] = ..., retry_successes: _Optional[int] = ..., retry_success_rate: _Optional[float] = ..., breaker_opens: _Optional[int] = ..., failure_rate: _Optional[float] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., p95_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., errors_by_code: _Optional[_Mapping[str, int]] = ..., errors_by_exception: _Optional[_Mapping[str, int]] = ..., decisions: _Optional[_Mapping[str, int]] = ..., recent: _Optional[_Union[RecentStats, _Mapping]] = ..., breaker: _Optional[_Union[Breaker, _Mapping]] = ..., alerts: _Optional[_Iterable[_Union[ToolAlert, _Mapping]]] = ..., override_candidates: _Optional[_Iterable[_Union[OverrideCandidate, _Mapping]]] = ..., scope: _Optional[str] = ...) -> None: ...
+    per_execution: ExecutionStats
+    def __init__(self, tool: _Optional[str] = ..., executions: _Optional[int] = ..., successes: _Optional[int] = ..., errors: _Optional[int] = ..., transient_errors: _Optional[int] = ..., permanent_errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., retries: _Optional[int] = ..., retry_successes: _Optional[int] = ..., retry_success_rate: _Optional[float] = ..., breaker_opens: _Optional[int] = ..., failure_rate: _Optional[float] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., p95_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., errors_by_code: _Optional[_Mapping[str, int]] = ..., errors_by_exception: _Optional[_Mapping[str, int]] = ..., decisions: _Optional[_Mapping[str, int]] = ..., recent: _Optional[_Union[RecentStats, _Mapping]] = ..., breaker: _Optional[_Union[Breaker, _Mapping]] = ..., alerts: _Optional[_Iterable[_Union[ToolAlert, _Mapping]]] = ..., override_candidates: _Optional[_Iterable[_Union[OverrideCandidate, _Mapping]]] = ..., scope: _Optional[str] = ..., per_execution: _Optional[_Union[ExecutionStats, _Mapping]] = ...) -> None: ...
+
+class ExecutionStats(_message.Message):
+    __slots__ = ("executions", "successes", "errors", "timeouts", "failure_rate", "mean_duration", "p95_duration")
+    EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    SUCCESSES_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_RATE_FIELD_NUMBER: _ClassVar[int]
+    MEAN_DURATION_FIELD_NUMBER: _ClassVar[int]
+    P95_DURATION_FIELD_NUMBER: _ClassVar[int]
+    executions: int
+    successes: int
+    errors: int
+    timeouts: int
+    failure_rate: float
+    mean_duration: _duration_pb2.Duration
+    p95_duration: _duration_pb2.Duration
+    def __init__(self, executions: _Optional[int] = ..., successes: _Optional[int] = ..., errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., failure_rate: _Optional[float] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., p95_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class OverrideCandidate(_message.Message):
     __slots__ = ("signature", "fingerprint", "retried", "recovered", "suggested_rule")
