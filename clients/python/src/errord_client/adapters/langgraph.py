@@ -422,26 +422,30 @@ class ErrorHandlingToolNode(ToolNode):
         return started.executor
 
     def _note(self, result: ToolResult, turn_id: str) -> None:
-        """Log and record a call answered with an error; log a recovered one."""
-        if result.is_error:
-            entry = ToolErrorEntry.of(result, turn_id)
-            self.errors.record(entry)
-            log.error(
-                "[TOOL ERROR] %s failed with %s: %s",
-                entry.tool,
-                entry.error_type,
-                entry.message[:MAX_LOGGED_MESSAGE],
-                extra=entry.to_dict(),
-            )
-        elif result.attempts > 1 or result.fallback_used:
-            used = f" by {result.tool_used}" if result.tool_used != result.tool else ""
-            log.info(
-                "[TOOL RECOVERED] %s answered%s after %d attempts, decided by %s",
-                result.tool,
-                used,
-                result.attempts,
-                result.decided_by.value,
-            )
+        _note(self.errors, result, turn_id, log)
+
+
+def _note(errors: ToolErrorRegistry, result: ToolResult, turn_id: str, log: logging.Logger) -> None:
+    """Log and record (in ``errors``) a call answered with an error; log a recovered one."""
+    if result.is_error:
+        entry = ToolErrorEntry.of(result, turn_id)
+        errors.record(entry)
+        log.error(
+            "[TOOL ERROR] %s failed with %s: %s",
+            entry.tool,
+            entry.error_type,
+            entry.message[:MAX_LOGGED_MESSAGE],
+            extra=entry.to_dict(),
+        )
+    elif result.attempts > 1 or result.fallback_used:
+        used = f" by {result.tool_used}" if result.tool_used != result.tool else ""
+        log.info(
+            "[TOOL RECOVERED] %s answered%s after %d attempts, decided by %s",
+            result.tool,
+            used,
+            result.attempts,
+            result.decided_by.value,
+        )
 
 
 def _new_turn(config: RunnableConfig) -> str:
