@@ -32,15 +32,10 @@ the user, a switch to an alternative, the call's end), for a UI to show while it
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import logging
-import threading
 import uuid
-import weakref
-from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar
-from typing import Annotated, Any, Final, NotRequired
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -49,36 +44,25 @@ from langchain.agents.middleware.types import (
     ToolCallRequest,
 )
 from langchain_core.messages import ToolMessage
-from langchain_core.messages.tool import ToolCall as LangChainToolCall
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, ToolException
-from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_core.tools import BaseTool
 from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from errord_client.adapters.langgraph import (
+    PROGRESS_KEY,
+    Handler,
+    ToolCallGuard,
     ToolErrorRegistry,
-    _cause,
-    _LoopThread,
-    _note,
-    _Started,
-    _validated,
-    tool_message,
 )
-from errord_client.executor import Executor, Progress, ToolCall, ToolResult, Turn
-from errord_client.tools import Tool, ToolKind, ToolNotFound, ToolRegistry
+from errord_client.executor import Turn
+from errord_client.tools import ToolRegistry
 
 __all__ = ["PROGRESS_KEY", "ErrordMiddleware", "ErrordState"]
 
 log = logging.getLogger("errord_client.adapters.langchain")
-
-PROGRESS_KEY: Final = "errord"
-"""The key of each progress event in the custom stream: ``{"errord": {...}}``."""
-
-Handler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
-"""The tool node's execution of one call (``awrap_tool_call``'s ``handler``)."""
 
 
 class ErrordState(AgentState[Any]):
@@ -86,18 +70,6 @@ class ErrordState(AgentState[Any]):
     never in the graph's input or output)."""
 
     errord_turn_id: NotRequired[Annotated[str, UntrackedValue, PrivateStateAttr]]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Call:
-    """The call an attempt belongs to: the tool node's request and its execution."""
-
-    request: ToolCallRequest
-    handler: Handler
-
-
-_CALL: ContextVar[_Call | None] = ContextVar("errord_langchain_call", default=None)
-"""The call whose attempts run (the executor's tasks inherit it from the middleware's)."""
 
 
 class ErrordMiddleware(AgentMiddleware[ErrordState, Any, Any]):
@@ -127,36 +99,33 @@ class ErrordMiddleware(AgentMiddleware[ErrordState, Any, Any]):
         turn_id: Callable[[RunnableConfig], str] | None = None,
         **executor_options: Any,
     ) -> None:
-        self.errord_tools = ToolRegistry(guarded_tool(each) for each in alternatives)
-        """The tools as the executor runs them, registered as the agent calls them."""
-        self.errors = ToolErrorRegistry()
-        """Every call the middleware answered with an error, by tool and type."""
-        self.sync_timeout = sync_timeout
+        self.guard = ToolCallGuard(
+            executor_options, alternatives=alternatives, sync_timeout=sync_timeout, log=log
+        )
+        """What runs the agent's calls through errord."""
         self.turn_id = turn_id or _new_turn
-        self._on_progress: Callable[[Progress], None] | None = executor_options.pop(
-            "on_progress", None
-        )
-        self._options = executor_options
-        self._started: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Started] = (
-            weakref.WeakKeyDictionary()
-        )
         self._turns: dict[str, Turn] = {}
-        self._thread: _LoopThread | None = None
-        self._lock = threading.Lock()
+
+    @property
+    def errord_tools(self) -> ToolRegistry:
+        """The tools as the executor runs them, registered as the agent calls them."""
+        return self.guard.registry
+
+    @property
+    def errors(self) -> ToolErrorRegistry:
+        """Every call the middleware answered with an error, by tool and type."""
+        return self.guard.errors
 
     # the run: one turn
 
     async def abefore_agent(
         self, state: ErrordState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        turn_id = self.turn_id(get_config())
-        executor = await self._executor()
-        self._turns[turn_id] = executor.turn(turn_id)
-        return {"errord_turn_id": turn_id}
+        return await self._begin(self.turn_id(get_config()))
 
     def before_agent(self, state: ErrordState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        config = get_config()
-        return self._loop_thread().run(self._begin(self.turn_id(config)))
+        turn_id = self.turn_id(get_config())
+        return self.guard.loop_thread().run(self._begin(turn_id))
 
     async def aafter_agent(
         self, state: ErrordState, runtime: Runtime[Any]
@@ -167,10 +136,10 @@ class ErrordMiddleware(AgentMiddleware[ErrordState, Any, Any]):
         return None
 
     def after_agent(self, state: ErrordState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        return self._loop_thread().run(self.aafter_agent(state, runtime))
+        return self.guard.loop_thread().run(self.aafter_agent(state, runtime))
 
     async def _begin(self, turn_id: str) -> dict[str, Any]:
-        executor = await self._executor()
+        executor = await self.guard.executor()
         self._turns[turn_id] = executor.turn(turn_id)
         return {"errord_turn_id": turn_id}
 
@@ -179,127 +148,24 @@ class ErrordMiddleware(AgentMiddleware[ErrordState, Any, Any]):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Handler
     ) -> ToolMessage | Command[Any]:
-        executor = await self._executor()
-        name = request.tool_call["name"]
-        if request.tool is not None:
-            self._register(request.tool)
-        turn = self._turns.get(_turn_of(request.state))
-        call = ToolCall(request.tool_call["id"] or "", name, request.tool_call["args"])
-        token = _CALL.set(_Call(request, handler))
-        try:
-            result = await (executor.run_one(call) if turn is None else turn.run_one(call))
-        finally:
-            _CALL.reset(token)
-        turn_id = "" if turn is None else turn.turn_id
-        _note(self.errors, result, turn_id, log)
-        return answer(result, turn_id)
+        return await self.guard.awrap(request, handler, self._turns.get(_turn_of(request.state)))
 
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        async def in_a_thread(each: ToolCallRequest) -> ToolMessage | Command[Any]:
-            return await asyncio.to_thread(handler, each)
-
-        return self._loop_thread().run(self.awrap_tool_call(request, in_a_thread))
-
-    def _register(self, tool: BaseTool) -> None:
-        try:
-            self.errord_tools.get(tool.name)
-        except ToolNotFound:
-            self.errord_tools.register(guarded_tool(tool))
+        return self.guard.wrap(request, handler, self._turns.get(_turn_of(request.state)))
 
     # life
 
     async def aclose(self) -> None:
         """Close the executor of the running event loop, sending what it still holds."""
-        started = self._started.pop(asyncio.get_running_loop(), None)
-        if started is not None:
-            await started.executor.close()
+        await self.guard.aclose()
 
     def close(self) -> None:
         """Close the executor of synchronous runs, and stop their thread."""
-        with self._lock:
-            thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.run(self.aclose())
-            thread.stop()
-
-    def _loop_thread(self) -> _LoopThread:
-        with self._lock:
-            if self._thread is None:
-                self._thread = _LoopThread()
-            return self._thread
-
-    async def _executor(self) -> Executor:
-        """This loop's executor, started (waiting ``sync_timeout`` for errord's policies)."""
-        loop = asyncio.get_running_loop()
-        started = self._started.get(loop)
-        if started is None:
-            options = {"on_progress": self._progress, **self._options}
-            executor = Executor(self.errord_tools, **options)
-            ready = loop.create_task(executor.start(sync_timeout=self.sync_timeout))
-            started = self._started[loop] = _Started(executor, ready)
-        await asyncio.shield(started.ready)
-        return started.executor
-
-    def _progress(self, progress: Progress) -> None:
-        """Write ``progress`` to the run's custom stream, and tell ``on_progress``."""
-        call = _CALL.get()
-        if call is not None and call.request.runtime is not None:
-            call.request.runtime.stream_writer({PROGRESS_KEY: progress.to_dict()})
-        if self._on_progress is not None:
-            self._on_progress(progress)
-
-
-def guarded_tool(tool: BaseTool) -> Tool:
-    """``tool`` as the executor runs it under the middleware: each attempt is the tool
-    node's own execution of the call (its injected arguments, artifact and Command as
-    the node makes them), with ``tool``'s own error handling off so that the exception it
-    raised reaches errord. Its parameters are the JSON Schema the model is given; a tool
-    with a pydantic schema checks the model's arguments against it first, so that a call
-    it refuses is reported as InvalidArguments naming the parameter."""
-    parameters: dict[str, Any] = convert_to_openai_tool(tool)["function"]["parameters"]
-    raising = tool.model_copy(update={"handle_tool_error": False, "handle_validation_error": False})
-    schema = tool.tool_call_schema
-    validate = None if isinstance(schema, dict) else getattr(schema, "model_validate", None)
-
-    async def attempt(**arguments: Any) -> Any:
-        call = _CALL.get()
-        if call is None:
-            raise RuntimeError(f"{tool.name} runs only inside the agent's tool node")
-        if validate is not None:
-            _validated(validate, arguments)
-        tool_call = LangChainToolCall(
-            name=tool.name, args=arguments, id=call.request.tool_call["id"], type="tool_call"
-        )
-        request = dataclasses.replace(call.request, tool_call=tool_call, tool=raising)
-        try:
-            return await call.handler(request)
-        except ToolException as error:
-            reported: BaseException = _cause(error)
-        raise reported
-
-    return Tool(
-        tool.name,
-        parameters,
-        tool.description,
-        ToolKind.FUNCTION,
-        blocking=False,
-        function=attempt,
-        validates_arguments=validate is not None,
-    )
-
-
-def answer(result: ToolResult, turn_id: str) -> ToolMessage | Command[Any]:
-    """What the tool node gets for the call: the tool node's own answer of the attempt
-    that succeeded (a ToolMessage, a Command, or a list of them); else the ToolMessage
-    of errord's result (``tool_message``: a default, a partial result, errord's text)."""
-    output = result.output
-    if result.ok and isinstance(output, ToolMessage | Command | list):
-        return output  # type: ignore[return-value]  # a list of them, as the node allows
-    return tool_message(result, turn_id=turn_id)
+        self.guard.close()
 
 
 def _turn_of(state: Any) -> str:
