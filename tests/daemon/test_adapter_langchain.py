@@ -26,10 +26,11 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import InjectedState
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 from pydantic import Field
 
 from tests.executor_helpers import errord_process, recorded_trace, wait_for
@@ -308,3 +309,48 @@ def test_a_synchronous_run_is_one_turn_too(tmp_path: Path) -> None:
     answers = tool_messages(state["messages"])
     assert answers["h2"].content == "Hotel Lutetia, Lyon, 1 nights"
     assert {call.call_id for call in summary.calls} == {"h1", "h2"}
+
+
+@tool
+def confirm(booking: str) -> str:
+    """Ask the user to confirm a booking."""
+    answer = interrupt(f"Book {booking}?")
+    return f"{booking}: {answer}"
+
+
+async def test_a_tools_interrupt_pauses_the_run_and_its_resume_answers_the_call(
+    tmp_path: Path,
+) -> None:
+    """A tool calling ``interrupt()`` pauses the run as without the middleware (the
+    interrupt is the graph's, never a failure errord retries); resumed, the tool answers,
+    in the run's turn, which ends with the resumed run."""
+    model = ScriptedModel(
+        responses=[calling(("k1", "confirm", {"booking": "Lutetia"})), AIMessage("Done.")]
+    )
+    with errord_process(tmp_path, "tools: []\n") as daemon:
+        errord = ErrordMiddleware(
+            target=daemon.address,
+            decision_timeout=DECISIONS,
+            sync_timeout=DECISIONS,
+            turn_id=lambda config: "turn-paused",
+        )
+        agent = create_agent(model, [confirm], middleware=[errord], checkpointer=InMemorySaver())
+        thread: RunnableConfig = {"configurable": {"thread_id": "trip-1"}}
+        try:
+            paused = await agent.ainvoke({"messages": [HumanMessage("Book it")]}, thread)
+            resumed = await agent.ainvoke(Command(resume="yes"), thread)
+        finally:
+            await errord.aclose()
+
+        async def ended() -> list[pb.TraceEvent] | None:
+            events = await recorded_trace(daemon, "turn-paused")
+            return events if any(e.WhichOneof("event") == "turn_ended" for e in events) else None
+
+        events = await wait_for(ended, "the end of the resumed run's turn")
+    [summary] = [e.turn_ended.summary for e in events if e.WhichOneof("event") == "turn_ended"]
+    assert [call.call_id for call in summary.calls] == ["k1"]
+    [asked] = paused["__interrupt__"]
+    assert asked.value == "Book Lutetia?"
+    assert tool_messages(resumed["messages"])["k1"].content == "Lutetia: yes"
+    assert resumed["messages"][-1].content == "Done."
+    assert errord.errors.summary() == {}

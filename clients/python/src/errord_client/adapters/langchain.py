@@ -46,7 +46,6 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -66,10 +65,11 @@ log = logging.getLogger("errord_client.adapters.langchain")
 
 
 class ErrordState(AgentState[Any]):
-    """The agent's state with the errord turn of the run in progress (never checkpointed,
-    never in the graph's input or output)."""
+    """The agent's state with the errord turn of the run in progress (never in the
+    graph's input or output; checkpointed, so that a run resumed after an interrupt goes
+    on in its turn)."""
 
-    errord_turn_id: NotRequired[Annotated[str, UntrackedValue, PrivateStateAttr]]
+    errord_turn_id: NotRequired[Annotated[str, PrivateStateAttr]]
 
 
 class ErrordMiddleware(AgentMiddleware[ErrordState, Any, Any]):

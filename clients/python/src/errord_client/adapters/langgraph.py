@@ -53,6 +53,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, msg_content_output
 from langgraph.runtime import Runtime
@@ -304,6 +305,9 @@ class _Call:
 
     request: ToolCallRequest
     handler: Handler
+    interrupted: list[GraphBubbleUp] = field(default_factory=list)
+    """The interrupt an attempt raised (``interrupt()``), which is the graph's, not a
+    failure: the attempt ends, and the wrapper raises it to the graph."""
 
 
 _CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
@@ -342,6 +346,9 @@ def guarded_tool(tool: BaseTool) -> Tool:
         request = replace(call.request, tool_call=tool_call, tool=raising)
         try:
             return await call.handler(request)
+        except GraphBubbleUp as interrupt:  # the graph's own: given back to it, not to errord
+            call.interrupted.append(interrupt)
+            return None
         except ToolException as error:
             reported: BaseException = _cause(error)
         raise reported
@@ -433,11 +440,14 @@ class ToolCallGuard:
             self.register(request.tool)
         arguments = request.tool_call["args"]
         call = ToolCall(request.tool_call["id"] or "", request.tool_call["name"], arguments)
-        token = _CALL.set(_Call(request, handler))
+        running = _Call(request, handler)
+        token = _CALL.set(running)
         try:
             result = await (executor.run_one(call) if turn is None else turn.run_one(call))
         finally:
             _CALL.reset(token)
+        if running.interrupted:
+            raise running.interrupted[0]
         joined = turn or current_turn.get()
         turn_id = joined.turn_id if joined is not None else ""
         _note(self.errors, result, turn_id, self.log)
