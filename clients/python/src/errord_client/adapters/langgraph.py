@@ -440,6 +440,9 @@ class ToolCallGuard:
             self.register(request.tool)
         arguments = request.tool_call["args"]
         call = ToolCall(request.tool_call["id"] or "", request.tool_call["name"], arguments)
+        if turn is None:  # the turn of the async with it runs in, if it is this executor's
+            outer = current_turn.get()
+            turn = outer if outer is not None and outer.runs_for(executor) else None
         running = _Call(request, handler)
         token = _CALL.set(running)
         try:
@@ -448,8 +451,7 @@ class ToolCallGuard:
             _CALL.reset(token)
         if running.interrupted:
             raise running.interrupted[0]
-        joined = turn or current_turn.get()
-        turn_id = joined.turn_id if joined is not None else ""
+        turn_id = turn.turn_id if turn is not None else ""
         _note(self.errors, result, turn_id, self.log)
         return node_answer(result, turn_id)
 
@@ -646,10 +648,11 @@ class ErrorHandlingToolNode(ToolNode):
 
     async def _ainvoke(self, input: Any, config: RunnableConfig) -> Any:
         runtime = _runtime(config)
-        if current_turn.get() is not None:  # an outer turn: the calls join it
-            return await self._afunc(input, config, runtime)
         self._parse_input(input)  # ToolNode's errors, before anything connects
         executor = await self.guard.executor()
+        outer = current_turn.get()
+        if outer is not None and outer.runs_for(executor):  # node.turn(): the calls join it
+            return await self._afunc(input, config, runtime)
         async with executor.turn(self.turn_id(config)):
             return await self._afunc(input, config, runtime)
 
