@@ -128,3 +128,19 @@ async def test_a_deadline_must_be_positive(deadline: float) -> None:
 def test_a_tools_own_timeout_must_be_positive_and_finite(timeout: float) -> None:
     with pytest.raises(ValueError, match="Tool 'quick': timeout must be a positive number"):
         function_tool(lambda: "ok", name="quick", timeout=timeout)
+
+
+async def test_while_errord_is_away_a_turn_with_a_deadline_does_not_wait_to_begin() -> None:
+    """The first turn's BeginTurn goes unanswered (its 0.2 s wait outlasts a 0.1 s
+    deadline: its call never started, SKIPPED); the next turn, errord known to be away,
+    starts its call at once, which the deadline ends TIMED_OUT."""
+    hung = mock_tool("hung", "never", script=[Hang(60), Hang(60)])
+    running = executor([hung], default_timeout=60)
+    call = ToolCall(call_id="a", name="hung", arguments={})
+    try:
+        [first] = await running.run([call], deadline=0.1)
+        [second] = await running.run([call], deadline=0.1)
+    finally:
+        await running.close(patience=0.1)
+    assert (first.status, second.status) == (ResultStatus.SKIPPED, ResultStatus.TIMED_OUT)
+    assert hung.calls == 1

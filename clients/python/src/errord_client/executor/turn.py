@@ -20,7 +20,8 @@ cross it, and a batch still running at the deadline returns then with what finis
 each call still running ends TIMED_OUT (its default, when the call has one), each one
 still waiting on the calls it depends on SKIPPED (or its default). The first batch of a
 turn with a deadline tells errord its calls (BeginTurn with the deadline and the batch as
-its plan), so that errord's summary names the calls the deadline ended TIMED_OUT.
+its plan), so that errord's summary names the calls the deadline ended TIMED_OUT;
+while errord does not answer, a turn begins without it, its calls waiting on nothing.
 """
 
 from __future__ import annotations
@@ -191,7 +192,10 @@ class Turn:
             return
         self._begun = asyncio.get_running_loop().create_future()
         try:
-            if batch.plan.dependencies or self._ends_on is not None:
+            told = batch.plan.dependencies or self._ends_on is not None
+            if told and not self._link.answering:  # errord away: the calls do not wait on it
+                log.info("turn %s begins without errord", self.turn_id)
+            elif told:
                 request = batch.plan.begin(self.turn_id, self._ends_on)
                 if not await self._link.begin_turn(request) and batch.plan.dependencies:
                     log.info("turn %s runs its plan without errord's cascades", self.turn_id)
