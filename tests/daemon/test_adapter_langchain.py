@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+import pytest
 from errord_client.adapters.langchain import PROGRESS_KEY, ErrordMiddleware
 from errord_client.v1 import errord_pb2 as pb
 from langchain.agents import create_agent
@@ -354,3 +355,47 @@ async def test_a_tools_interrupt_pauses_the_run_and_its_resume_answers_the_call(
     assert tool_messages(resumed["messages"])["k1"].content == "Lutetia: yes"
     assert resumed["messages"][-1].content == "Done."
     assert errord.errors.summary() == {}
+
+
+class BrokenModel(ScriptedModel):
+    """Answers its first request from its script, and raises at the next."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.seen:
+            raise RuntimeError("the model's API went away")
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+async def test_the_turn_of_a_run_that_raised_ends_when_the_middleware_closes(
+    tmp_path: Path,
+) -> None:
+    """The model raises after a tool call: the run never reaches its after_agent step,
+    and closing the middleware ends its turn, whose summary has the call."""
+    model = BrokenModel(responses=[calling(("r1", "rooms", {"city": "Paris"}))])
+    with errord_process(tmp_path, "tools: []\n") as daemon:
+        errord = ErrordMiddleware(
+            target=daemon.address,
+            decision_timeout=DECISIONS,
+            sync_timeout=DECISIONS,
+            turn_id=lambda config: "turn-raised",
+        )
+        agent = create_agent(model, [rooms], middleware=[errord])
+        try:
+            with pytest.raises(RuntimeError, match="went away"):
+                await agent.ainvoke({"messages": [HumanMessage("Rooms?")]})
+        finally:
+            await errord.aclose()
+
+        async def ended() -> list[pb.TraceEvent] | None:
+            events = await recorded_trace(daemon, "turn-raised")
+            return events if any(e.WhichOneof("event") == "turn_ended" for e in events) else None
+
+        events = await wait_for(ended, "the end of the raised run's turn")
+    [summary] = [e.turn_ended.summary for e in events if e.WhichOneof("event") == "turn_ended"]
+    assert [call.call_id for call in summary.calls] == ["r1"]

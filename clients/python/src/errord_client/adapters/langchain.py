@@ -32,6 +32,7 @@ the user, a switch to an alternative, the call's end), for a UI to show while it
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -104,7 +105,8 @@ class ErrordMiddleware(AgentMiddleware[ErrordState, Any, Any]):
         )
         """What runs the agent's calls through errord."""
         self.turn_id = turn_id or _new_turn
-        self._turns: dict[str, Turn] = {}
+        self._turns: dict[str, tuple[Turn, asyncio.AbstractEventLoop]] = {}
+        """The turns of the runs in progress, each with the event loop it runs on."""
 
     @property
     def errord_tools(self) -> ToolRegistry:
@@ -130,9 +132,9 @@ class ErrordMiddleware(AgentMiddleware[ErrordState, Any, Any]):
     async def aafter_agent(
         self, state: ErrordState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        turn = self._turns.pop(state.get("errord_turn_id", ""), None)
-        if turn is not None:
-            turn.end()
+        begun = self._turns.pop(state.get("errord_turn_id", ""), None)
+        if begun is not None:
+            begun[0].end()
         return None
 
     def after_agent(self, state: ErrordState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -140,7 +142,7 @@ class ErrordMiddleware(AgentMiddleware[ErrordState, Any, Any]):
 
     async def _begin(self, turn_id: str) -> dict[str, Any]:
         executor = await self.guard.executor()
-        self._turns[turn_id] = executor.turn(turn_id)
+        self._turns[turn_id] = executor.turn(turn_id), asyncio.get_running_loop()
         return {"errord_turn_id": turn_id}
 
     # each call
@@ -148,24 +150,39 @@ class ErrordMiddleware(AgentMiddleware[ErrordState, Any, Any]):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Handler
     ) -> ToolMessage | Command[Any]:
-        return await self.guard.awrap(request, handler, self._turns.get(_turn_of(request.state)))
+        return await self.guard.awrap(request, handler, self._turn(request))
 
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        return self.guard.wrap(request, handler, self._turns.get(_turn_of(request.state)))
+        return self.guard.wrap(request, handler, self._turn(request))
+
+    def _turn(self, request: ToolCallRequest) -> Turn | None:
+        begun = self._turns.get(_turn_of(request.state))
+        return None if begun is None else begun[0]
 
     # life
 
     async def aclose(self) -> None:
-        """Close the executor of the running event loop, sending what it still holds."""
+        """End this loop's turns of runs that raised (and so never ended), and close the
+        executor of the running event loop, sending what it still holds."""
+        self._end_open()
         await self.guard.aclose()
 
     def close(self) -> None:
-        """Close the executor of synchronous runs, and stop their thread."""
-        self.guard.close()
+        """End the turns of synchronous runs that raised, close the executor of
+        synchronous runs, and stop their thread."""
+        self.guard.close_with(self._end_open)
+
+    def _end_open(self) -> None:
+        """End the turns still open on the running loop (their runs raised)."""
+        loop = asyncio.get_running_loop()
+        for turn_id, (turn, on) in list(self._turns.items()):
+            if on is loop:
+                del self._turns[turn_id]
+                turn.end()
 
 
 def _turn_of(state: Any) -> str:

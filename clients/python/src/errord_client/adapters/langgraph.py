@@ -497,10 +497,19 @@ class ToolCallGuard:
 
     def close(self) -> None:
         """Close the executor of synchronous runs, and stop their thread."""
+        self.close_with(lambda: None)
+
+    def close_with(self, first: Callable[[], None]) -> None:
+        """``close``, calling ``first`` on the synchronous runs' loop before (if it ran)."""
+
+        async def closing() -> None:
+            first()
+            await self.aclose()
+
         with self._lock:
             thread, self._thread = self._thread, None
         if thread is not None:
-            thread.run(self.aclose())
+            thread.run(closing())
             thread.stop()
 
     def _progress(self, progress: Progress) -> None:
