@@ -21,6 +21,7 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 from errord_client.adapters.langgraph import (
+    PROGRESS_KEY,
     ErrorHandlingToolNode,
     ToolErrorEntry,
     ToolErrorRegistry,
@@ -36,10 +37,17 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
+from langchain_core.tools import (
+    BaseTool,
+    InjectedToolCallId,
+    StructuredTool,
+    ToolException,
+    tool,
+)
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import InjectedState, ToolNode, create_react_agent, tools_condition
+from langgraph.types import Command
 from pydantic import BaseModel, Field, ValidationError
 
 from errord.config import Settings
@@ -285,13 +293,15 @@ async def test_a_graph_runs_to_its_end_through_errords_recoveries(
         ResultStatus.RETURNED_TO_MODEL,
     )
     logged = [r.getMessage() for r in caplog.records if r.name.endswith("langgraph")]
-    assert logged == [
-        "[TOOL RECOVERED] weather answered after 2 attempts, decided by errord",
-        "[TOOL ERROR] hotel_search failed with INVALID_INPUT: "
-        "Invalid parameters: 'nights' must be an integer",
-        "[TOOL RECOVERED] flight_search answered by flight_search_backup after 2 attempts, "
-        "decided by errord",
-    ]
+    assert sorted(logged) == sorted(
+        [
+            "[TOOL RECOVERED] weather answered after 2 attempts, decided by errord",
+            "[TOOL ERROR] hotel_search failed with INVALID_INPUT: "
+            "Invalid parameters: 'nights' must be an integer",
+            "[TOOL RECOVERED] flight_search answered by flight_search_backup after 2 attempts, "
+            "decided by errord",
+        ]
+    )  # each call logs as it ends
 
 
 # Where a ToolNode goes
@@ -612,9 +622,99 @@ def test_a_tool_given_a_json_schema_as_a_dict_is_checked_by_the_executor() -> No
     assert not errord_tool(search).validates_arguments
 
 
-def test_a_tool_with_injected_arguments_is_refused_by_name() -> None:
-    """A tool that needs graph state cannot run outside ToolNode's loop: TypeError naming
-    the tool and the argument, when the node is made."""
+async def test_an_artifact_a_command_and_injected_state_are_as_toolnodes(
+    errord: InProcessDaemon,
+) -> None:
+    """Each attempt is ToolNode's own execution of the call: a tool's artifact is kept, a
+    Command it returns is the node's answer, and a tool reading the injected state gets
+    it, exactly as from ToolNode."""
+
+    @tool(response_format="content_and_artifact")
+    def rooms(city: str) -> tuple[str, dict[str, Any]]:
+        """The free rooms of a city's hotels."""
+        return f"2 rooms in {city}", {"rooms": [1, 2]}
+
+    @tool
+    def book(room: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Book a room."""
+        return Command(
+            update={"messages": [ToolMessage(f"booked {room}", tool_call_id=tool_call_id)]}
+        )
+
+    @tool
+    def remember(fact: str, state: Annotated[dict[str, Any], InjectedState]) -> str:
+        """Remember a fact."""
+        return f"{fact} ({len(state['messages'])} messages)"
+
+    tools: list[Any] = [rooms, book, remember]
+    message = calling(
+        ("c1", "rooms", {"city": "Paris"}),
+        ("c2", "book", {"room": 2}),
+        ("c3", "remember", {"fact": "window seat"}),
+    )
+    node = node_for(errord, tools)
+    try:
+        ours = await inside_a_graph(node, {"messages": [HumanMessage("hi"), message]})
+    finally:
+        await node.aclose()
+    theirs = await inside_a_graph(ToolNode(tools), {"messages": [HumanMessage("hi"), message]})
+    assert [type(each) for each in ours] == [type(each) for each in theirs]
+    answers = [m for each in ours if isinstance(each, dict) for m in each["messages"]]
+    expected = [m for each in theirs if isinstance(each, dict) for m in each["messages"]]
+    shown = [(m.content, m.artifact, m.status) for m in answers]
+    assert shown == [(m.content, m.artifact, m.status) for m in expected]
+    assert shown == [
+        ("2 rooms in Paris", {"rooms": [1, 2]}, "success"),
+        ("window seat (2 messages)", None, "success"),
+    ]
+    [command] = [each for each in ours if isinstance(each, Command)]
+    assert isinstance(command.update, dict)
+    assert command.update["messages"][0].content == "booked 2"
+    assert node.error_summary() == {}
+
+
+@pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
+async def test_a_run_inside_the_nodes_turn_is_one_errord_turn_with_progress_streamed(
+    errord: InProcessDaemon,
+) -> None:
+    """create_react_agent invokes the node once per call (its Send API); inside
+    ``async with node.turn()`` the whole run is one errord turn, and the graph's custom
+    stream carries each step of each call (the refused call's switch to its alternative)."""
+    trip = Trip()
+    model = ScriptedModel(
+        responses=[
+            calling(
+                ("c1", "flight_search", {"origin": "JFK", "destination": "CDG"}),
+                ("c2", "hotel_search", {"city": "Paris", "nights": 2}),
+            ),
+            calling(("c3", "hotel_search", {"city": "Lyon", "nights": 1})),
+            AIMessage("Booked."),
+        ]
+    )
+    node = node_for(errord, trip.tools)
+    agent = create_react_agent(model, node)
+    steps: list[dict[str, Any]] = []
+    try:
+        async with node.turn("turn-react") as turn:
+            async for chunk in agent.astream(
+                {"messages": [HumanMessage("Book it")]}, stream_mode="custom"
+            ):
+                steps.append(chunk[PROGRESS_KEY])
+    finally:
+        await node.aclose()
+    assert turn.turn_id == "turn-react"
+    events = await recorded_trace(errord, "turn-react")
+    [ended] = of_kind(events, "turn_ended")[""]
+    assert {call.call_id for call in ended.turn_ended.summary.calls} == {"c1", "c2", "c3"}
+    kinds = [(step["call_id"], step["kind"]) for step in steps]
+    assert ("c1", "alternative") in kinds
+    assert [kind for call_id, kind in kinds if call_id == "c3"] == ["attempt", "done"]
+    assert {step["turn_id"] for step in steps} == {"turn-react"}
+
+
+def test_errord_tool_alone_refuses_a_tool_with_injected_arguments_by_name() -> None:
+    """Outside a tool node nothing fills in graph state: errord_tool raises TypeError
+    naming the tool and the argument (the node runs such tools, as ToolNode does)."""
 
     @tool
     def remember(fact: str, state: Annotated[dict[str, Any], InjectedState]) -> str:
@@ -622,7 +722,8 @@ def test_a_tool_with_injected_arguments_is_refused_by_name() -> None:
         return fact
 
     with pytest.raises(TypeError, match=r"Tool 'remember' has injected arguments \(state\)"):
-        ErrorHandlingToolNode([remember])
+        errord_tool(remember)
+    assert ErrorHandlingToolNode([remember]).errord_tools.get("remember").name == "remember"
 
 
 def test_tool_message_says_what_the_model_reads_and_keeps_errords_record() -> None:

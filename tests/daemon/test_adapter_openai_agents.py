@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import agents
+import grpc
+import grpc.aio
 import pytest
 from agents import Agent, FunctionTool, ModelResponse, RunConfig, Runner, UserError
 from agents.items import TResponseInputItem, TResponseOutputItem
@@ -41,7 +43,7 @@ from openai.types.responses import (
 from pydantic import BaseModel
 
 from errord.config import Settings
-from tests.executor_helpers import recorded_trace
+from tests.executor_helpers import errord_process, recorded_trace, sent_failures, wait_for
 from tests.helpers import START_TIMEOUT, InProcessDaemon, start_in_process
 
 MANIFESTS = """
@@ -468,3 +470,91 @@ async def test_the_sdks_refusal_names_the_parameter_when_it_keeps_pydantics_erro
         ("'rooms[0].beds' must be an integer",),
     )
     await executor.close()
+
+
+# One run, one turn; the SDK tool's own timeout
+
+
+async def test_a_run_inside_executor_turn_is_one_errord_turn_counting_every_call(
+    tmp_path: Path,
+) -> None:
+    """errord as a process; a Runner.run inside ``executor.turn()`` whose model calls
+    three tools over two answers (one failing once and retried): one errord turn, ended
+    when the block ends, whose summary counts all three calls."""
+    manifests = """\
+        tools:
+          - name: flight_search
+            retry_policy: {initial_delay_ms: 10}
+        """
+    flights = Script(ConnectionError("503 Service Unavailable"), "AF83")
+    model = ScriptedModel(
+        calls(("call_1", "flight_search", {}), ("call_2", "hotel_search", {})),
+        calls(("call_3", "hotel_search", {})),
+        says("Booked."),
+    )
+    with errord_process(tmp_path, manifests) as daemon:
+        async with Executor(target=daemon.address, decision_timeout=10) as executor:
+
+            @errord_function_tool(executor)
+            async def flight_search() -> str:
+                """Search flights."""
+                answer: str = await flights.next()
+                return answer
+
+            @errord_function_tool(executor)
+            def hotel_search() -> str:
+                """Search hotels."""
+                return "Lutetia"
+
+            agent = Agent(name="travel", model=model, tools=[flight_search, hotel_search])
+            async with executor.turn("run-1", user_id="ada"):
+                result = await Runner.run(agent, "Paris", run_config=RunConfig(trace_id="t9"))
+
+        async def ended() -> pb.TurnSummary | None:
+            for event in await recorded_trace(daemon, "run-1"):
+                if event.WhichOneof("event") == "turn_ended":
+                    summary: pb.TurnSummary = event.turn_ended.summary
+                    return summary
+            return None
+
+        summary = await wait_for(ended, "the end of the run's turn")
+        with pytest.raises(grpc.aio.AioRpcError) as no_turn_of_its_own:
+            await recorded_trace(daemon, "t9/call_1")
+    assert result.final_output == "Booked."
+    assert flights.attempts == 2
+    assert {call.call_id: pb.CallStatus.Name(call.status) for call in summary.calls} == {
+        "call_1": "CALL_STATUS_SUCCEEDED",
+        "call_2": "CALL_STATUS_SUCCEEDED",
+        "call_3": "CALL_STATUS_SUCCEEDED",
+    }
+    assert no_turn_of_its_own.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+async def test_the_sdk_tools_own_timeout_bounds_each_attempt_without_a_manifest(
+    tmp_path: Path,
+) -> None:
+    """``function_tool(timeout=0.2)`` and no manifest: the first attempt, which
+    hangs, ends at 200 ms (reported to errord as TIMEOUT with that timeout declared), and
+    the retry answers; the SDK's own timeout no longer bounds the attempts together."""
+    script = Script(Script.HANG, "AF83")
+    model = ScriptedModel(calls(("call_1", "flight_search", {})), says("AF83."))
+    with errord_process(tmp_path, "tools: []\n") as daemon:
+        async with Executor(
+            target=daemon.address, decision_timeout=10, default_timeout=60
+        ) as executor:
+
+            @errord_function_tool(executor, timeout=0.2)
+            async def flight_search() -> str:
+                """Search flights."""
+                answer: str = await script.next()
+                return answer
+
+            sent = sent_failures(executor)
+            agent = Agent(name="travel", model=model, tools=[flight_search])
+            result = await Runner.run(agent, "Fly", run_config=RunConfig(trace_id="t10"))
+    assert result.final_output == "AF83."
+    assert script.attempts == 2
+    [report] = sent
+    assert report.error.code == pb.ERROR_CODE_TIMEOUT
+    assert report.tool_declaration.timeout.ToTimedelta().total_seconds() == pytest.approx(0.2)
+    assert flight_search.timeout_seconds is None

@@ -12,6 +12,7 @@ from tests.page_examples import install_extra, run_outside
 
 ADAPTERS = {
     "langgraph": "errord_client.adapters.langgraph",
+    "langchain": "errord_client.adapters.langchain",
     "openai-agents": "errord_client.adapters.openai_agents",
     "mcp": "errord_client.adapters.mcp",
 }

@@ -213,6 +213,49 @@ def test_user_and_session_ids_are_recorded_and_exported_never_logged(
     assert "decision" in daemon.stderr  # the log was there to look in
 
 
+@pytest.mark.parametrize("hashed", [False, True])
+async def test_an_executors_user_and_session_are_in_the_trace_and_the_span(
+    receiver: OtlpReceiver, tmp_path: Path, hashed: bool
+) -> None:
+    """``Executor(user_id=..., session_id=...)``: its reports carry them, so errord records
+    them with the turn (hashed when configured) and exports them on the span."""
+    settings = ["telemetry_hash_ids = true", 'telemetry_id_salt = "pepper"'] if hashed else []
+    daemon = exporting(receiver, tmp_path, *settings)
+    ids = {"user_id": "ada-42", "session_id": "chat-17"}
+    flaky = mock_tool("flaky", {"ok": 2}, script=[TimeoutError("upstream timed out")])
+    try:
+        async with Executor(
+            [flaky],
+            target=daemon.address,
+            decision_timeout=10,
+            user_id=ids["user_id"],
+            session_id=ids["session_id"],
+        ) as ex:
+            [result] = await ex.run(
+                [{"id": "c1", "name": "flaky", "arguments": {}}], turn_id="turn-user"
+            )
+        spans = receiver.wait_for(of_turn("turn-user", "ReportOutcome"))
+    finally:
+        assert daemon.terminate(signal.SIGTERM) == 0
+    assert result.status is ResultStatus.SUCCEEDED
+    expected = {
+        name: hashlib.sha256(f"pepper{value}".encode()).hexdigest() if hashed else value
+        for name, value in ids.items()
+    }
+    for span in spans_of(spans, "turn-user"):
+        assert attributes(span)["user.id"] == expected["user_id"]
+        assert attributes(span)["session.id"] == expected["session_id"]
+    recorded = b"".join(
+        body if isinstance(body, bytes) else body.encode()
+        for (body,) in sqlite3.connect(tmp_path / "db").execute(
+            "SELECT body FROM events WHERE turn_id = 'turn-user'"
+        )
+    )
+    for name, value in ids.items():
+        assert expected[name].encode() in recorded
+        assert (value.encode() in recorded) is not hashed
+
+
 ALTERNATIVES = """\
     tools:
       - name: search

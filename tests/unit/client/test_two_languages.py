@@ -63,4 +63,4 @@ def test_the_executors_methods_are_the_same_in_both_languages() -> None:
         for name, member in inspect.getmembers(Executor, inspect.isfunction)
         if not name.startswith("_")
     }
-    assert typescript == python == {"start", "close", "run", "runOne"}
+    assert typescript == python == {"start", "close", "run", "runOne", "turn"}

@@ -5,55 +5,74 @@
     tools = ErrorHandlingToolNode([flight_search, hotel_search], target="127.0.0.1:50051")
     builder.add_node("tools", tools)                 # wherever a ToolNode goes
 
-``ErrorHandlingToolNode`` takes and returns what LangGraph's ``ToolNode`` does: a state
-whose messages end with an AIMessage's tool calls (or a list of messages, or the tool
-calls themselves), and one ``ToolMessage`` per call, with the call's ``tool_call_id``.
-Between the two, each node invocation is one errord turn: the calls run under their
-manifests' timeouts, and on a failure errord decides (retry after a delay, the
-alternative tool, the default, skip, hand the call back to the model to correct,
-escalate, fail) and the executor follows, so the graph sees one message per call. A
-call that ends without an output of its own is a ``ToolMessage`` with ``status="error"``
-whose content is errord's text for the model (its ``Tool Execution Failed`` block).
+``ErrorHandlingToolNode`` is a LangGraph ``ToolNode`` whose calls go through errord
+(``ToolCallGuard``, the wrapper ToolNode takes, which LangChain's create_agent
+middleware, errord_client.adapters.langchain, shares): each attempt is ToolNode's own
+execution of the call, so the node takes and returns what ToolNode does (a state, a
+list of messages or the tool calls in; a ``ToolMessage`` per call, or the ``Command`` a
+tool returns, out) and keeps injected arguments and artifacts as ToolNode does. Around
+the attempts, the calls run under their manifests' timeouts (else a tool's own), and on
+a failure errord decides (retry after a delay, the alternative tool, the default, skip,
+hand the call back to the model to correct, escalate, fail) and the executor follows,
+so the graph sees one message per call. A call that ends without an output of its own
+is a ``ToolMessage`` with ``status="error"`` whose content is errord's text for the
+model (its ``Tool Execution Failed`` block).
+
+A run inside ``async with node.turn():`` is one errord turn, however many times the
+graph invokes the node; else each node invocation is one. Each step of each call (an
+attempt, a retry, an alternative, the call's end) goes to the graph's custom stream as
+``{"errord": Progress.to_dict()}``.
 
 Each failed call is logged as ``[TOOL ERROR] <tool> failed with <code>: <message>`` and
 kept in the node's ``errors`` (``error_summary()``: errors by tool and type). The tools
 are LangChain tools (``@tool``, any ``BaseTool``) or plain functions, which become
 LangChain tools as ``ToolNode`` makes them; ``errord_tool`` is the conversion to the
-executor's ``Tool``.
+executor's ``Tool`` outside a tool node (it runs the tool itself, so it refuses tools
+with injected arguments).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import threading
 import uuid
 import weakref
 from collections import Counter, deque
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Final, Self, TypeVar
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.messages.tool import ToolCall as LangChainToolCall
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt import ToolNode
-from langgraph.prebuilt.tool_node import msg_content_output
+from langgraph.prebuilt.tool_node import ToolCallRequest, msg_content_output
+from langgraph.runtime import Runtime
+from langgraph.types import Command
 from pydantic import ValidationError
 
-from errord_client.executor import Executor, ResultStatus, ToolResult
-from errord_client.tools import InvalidArguments, Tool, ToolKind, ToolRegistry
+from errord_client.executor import Executor, Progress, ResultStatus, ToolResult, Turn
+from errord_client.executor.turn import current as current_turn
+from errord_client.tools import InvalidArguments, Tool, ToolKind, ToolNotFound, ToolRegistry
 
 __all__ = [
+    "PROGRESS_KEY",
     "ErrorHandlingToolNode",
+    "ToolCallGuard",
     "ToolErrorEntry",
     "ToolErrorRegistry",
     "errord_tool",
+    "guarded_tool",
+    "node_answer",
     "tool_message",
 ]
 
@@ -97,7 +116,8 @@ def errord_tool(tool: BaseTool) -> Tool:
     if injected:
         raise TypeError(
             f"Tool '{tool.name}' has injected arguments ({', '.join(sorted(injected))}): "
-            "ErrorHandlingToolNode runs tools without graph state, store or runtime"
+            "errord_tool runs tools without graph state, store or runtime (in a tool node, "
+            "ErrorHandlingToolNode and ErrordMiddleware run them as ToolNode does)"
         )
     raising = tool.model_copy(update={"handle_tool_error": False, "handle_validation_error": False})
     validate = _validator(tool)
@@ -268,33 +288,297 @@ class ToolErrorRegistry:
             self._entries.clear()
 
 
-# The node
+# Tool calls through errord: what the node and create_agent's middleware share
+
+
+PROGRESS_KEY: Final = "errord"
+"""The key of each progress event in LangGraph's custom stream: ``{"errord": {...}}``
+(``Progress.to_dict()``)."""
+
+Handler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+"""The tool node's own execution of one call (a ``awrap_tool_call``'s ``handler``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """The call whose attempts run: the tool node's request and its execution."""
+
+    request: ToolCallRequest
+    handler: Handler
+    interrupted: list[GraphBubbleUp] = field(default_factory=list)
+    """The interrupt an attempt raised (``interrupt()``), which is the graph's, not a
+    failure: the attempt ends, and the wrapper raises it to the graph."""
+
+
+_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
+    "errord_langgraph_call", default=None
+)
+"""The call an attempt belongs to (the executor's tasks inherit it from the wrapper's)."""
+
+_SYNC_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar(
+    "errord_langgraph_sync_turn", default=None
+)
+"""The turn of a synchronous node invocation, for its calls (run on the guard's loop)."""
+
+
+def guarded_tool(tool: BaseTool) -> Tool:
+    """``tool`` as the executor runs it inside a tool node: each attempt is the node's own
+    execution of the call (its injected arguments, artifact and ``Command`` as ToolNode
+    makes them), with ``tool``'s own error handling off so that the exception it raised
+    reaches errord. Its parameters are the JSON Schema the model is given; a tool with a
+    pydantic schema checks the model's arguments against it first, so that a call it
+    refuses is reported as InvalidArguments naming the parameter (ToolNode would answer
+    with pydantic's text)."""
+    parameters: dict[str, Any] = convert_to_openai_tool(tool)["function"]["parameters"]
+    raising = tool.model_copy(update={"handle_tool_error": False, "handle_validation_error": False})
+    schema = tool.tool_call_schema
+    validate = None if isinstance(schema, dict) else getattr(schema, "model_validate", None)
+
+    async def attempt(**arguments: Any) -> Any:
+        call = _CALL.get()
+        if call is None:
+            raise RuntimeError(f"{tool.name} runs only inside a tool node's call")
+        if validate is not None:
+            _validated(validate, arguments)
+        tool_call = LangChainToolCall(
+            name=tool.name, args=arguments, id=call.request.tool_call["id"], type="tool_call"
+        )
+        request = replace(call.request, tool_call=tool_call, tool=raising)
+        try:
+            return await call.handler(request)
+        except GraphBubbleUp as interrupt:  # the graph's own: given back to it, not to errord
+            call.interrupted.append(interrupt)
+            return None
+        except ToolException as error:
+            reported: BaseException = _cause(error)
+        raise reported
+
+    return Tool(
+        tool.name,
+        parameters,
+        tool.description,
+        ToolKind.FUNCTION,
+        blocking=False,
+        function=attempt,
+        validates_arguments=validate is not None,
+    )
+
+
+def node_answer(result: ToolResult, turn_id: str) -> ToolMessage | Command[Any]:
+    """What the tool node gets for a call: the node's own answer of the attempt that
+    succeeded (a ToolMessage named as the model called it, with errord's record in its
+    ``response_metadata["errord"]``; a ``Command``, or a list, as it is); else the
+    ToolMessage of errord's result (``tool_message``: a default, a partial result,
+    errord's text for the model)."""
+    output = result.output
+    if result.ok and isinstance(output, ToolMessage):
+        record = tool_message(result, turn_id=turn_id).response_metadata
+        metadata = {**output.response_metadata, **record}
+        return output.model_copy(update={"name": result.tool, "response_metadata": metadata})
+    if result.ok and isinstance(output, Command | list):
+        return output  # type: ignore[return-value]  # a list of them, as ToolNode allows
+    return tool_message(result, turn_id=turn_id)
 
 
 @dataclass
 class _Started:
-    """The node's executor on one event loop, and its start (waiting for errord's
-    tool policies), which every invocation awaits."""
+    """An executor on one event loop, and its start (waiting for errord's tool
+    policies), which every call awaits."""
 
     executor: Executor
     ready: asyncio.Task[None]
 
 
+class ToolCallGuard:
+    """Runs a tool node's calls through errord's executor, as the wrapper ToolNode
+    takes (``awrap_tool_call`` and ``wrap_tool_call``): the node and create_agent's
+    middleware each hold one.
+
+    A call runs in the turn given, else in the turn of the ``async with`` it runs in
+    (``turn``, ``Executor.turn``), else as a turn of its own. Tools are registered as
+    they are called (``guarded_tool``); ``alternatives`` are tools errord may name that
+    the node does not have. Each step of each call goes to the run's custom stream
+    (``PROGRESS_KEY``) and to ``on_progress``, if given among ``executor_options``.
+    """
+
+    def __init__(
+        self,
+        executor_options: Mapping[str, Any],
+        *,
+        alternatives: Sequence[BaseTool] = (),
+        sync_timeout: float = 1.0,
+        log: logging.Logger = log,
+    ) -> None:
+        options = dict(executor_options)
+        self._on_progress: Callable[[Progress], None] | None = options.pop("on_progress", None)
+        self._options = options
+        self.registry = ToolRegistry(guarded_tool(each) for each in alternatives)
+        """The tools as the executor runs them (``guarded_tool``)."""
+        self.errors = ToolErrorRegistry()
+        """Every call answered with an error, by tool and type."""
+        self.sync_timeout = sync_timeout
+        self.log = log
+        self.note: Callable[[ToolResult, str], None] = lambda result, turn_id: _note(
+            self.errors, result, turn_id, self.log
+        )
+        """Called with each call's result and its turn once answered: logs and records it
+        (a node of another vocabulary replaces it with its own)."""
+        self.started: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Started] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._thread: _LoopThread | None = None
+        self._lock = threading.Lock()
+
+    def register(self, tool: BaseTool) -> None:
+        """Run ``tool`` as ``guarded_tool`` makes it, unless a tool of its name is."""
+        try:
+            self.registry.get(tool.name)
+        except ToolNotFound:
+            self.registry.register(guarded_tool(tool))
+
+    async def awrap(
+        self, request: ToolCallRequest, handler: Handler, turn: Turn | None = None
+    ) -> ToolMessage | Command[Any]:
+        """Run the call of ``request`` through errord, each attempt by ``handler``."""
+        executor = await self.executor()
+        if request.tool is not None:
+            self.register(request.tool)
+        arguments = request.tool_call["args"]
+        # As a mapping, so that a call without an id or a name gets its result (a failure
+        # saying so) instead of an exception.
+        call = {
+            "id": request.tool_call.get("id") or "",
+            "name": request.tool_call.get("name"),
+            "arguments": arguments,
+        }
+        if turn is None:  # the turn of the async with it runs in, if it is this executor's
+            outer = current_turn.get()
+            turn = outer if outer is not None and outer.runs_for(executor) else None
+        running = _Call(request, handler)
+        token = _CALL.set(running)
+        try:
+            result = await (executor.run_one(call) if turn is None else turn.run_one(call))
+        finally:
+            _CALL.reset(token)
+        if running.interrupted:
+            raise running.interrupted[0]
+        turn_id = turn.turn_id if turn is not None else ""
+        self.note(result, turn_id)
+        return node_answer(result, turn_id)
+
+    def wrap(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+        turn: Turn | None = None,
+    ) -> ToolMessage | Command[Any]:
+        """``awrap`` for a synchronous run: on the guard's own loop, the tool node's
+        execution in a worker thread; in the turn given, or the synchronous node's."""
+
+        async def in_a_thread(each: ToolCallRequest) -> ToolMessage | Command[Any]:
+            return await asyncio.to_thread(handler, each)
+
+        joined = turn or _SYNC_TURN.get()
+        return self.loop_thread().run(self.awrap(request, in_a_thread, joined))
+
+    async def executor(self) -> Executor:
+        """This loop's executor, started (waiting ``sync_timeout`` for errord's policies)."""
+        loop = asyncio.get_running_loop()
+        started = self.started.get(loop)
+        if started is None:
+            options = {"on_progress": self._progress, **self._options}
+            executor = Executor(self.registry, **options)
+            ready = loop.create_task(executor.start(sync_timeout=self.sync_timeout))
+            started = self.started[loop] = _Started(executor, ready)
+        await asyncio.shield(started.ready)
+        return started.executor
+
+    def loop_thread(self) -> _LoopThread:
+        """The event loop of synchronous runs, started at the first."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = _LoopThread()
+            return self._thread
+
+    async def aclose(self) -> None:
+        """Close the executor of the running event loop, sending what it still holds."""
+        started = self.started.pop(asyncio.get_running_loop(), None)
+        if started is not None:
+            await started.executor.close()
+
+    def close(self) -> None:
+        """Close the executor of synchronous runs, and stop their thread."""
+        self.close_with(lambda: None)
+
+    def close_with(self, first: Callable[[], None]) -> None:
+        """``close``, calling ``first`` on the synchronous runs' loop before (if it ran)."""
+
+        async def closing() -> None:
+            first()
+            await self.aclose()
+
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.run(closing())
+            thread.stop()
+
+    def _progress(self, progress: Progress) -> None:
+        """Write ``progress`` to the run's custom stream, and tell ``on_progress``."""
+        call = _CALL.get()
+        if call is not None and call.request.runtime is not None:
+            call.request.runtime.stream_writer({PROGRESS_KEY: progress.to_dict()})
+        if self._on_progress is not None:
+            self._on_progress(progress)
+
+
+def _note(errors: ToolErrorRegistry, result: ToolResult, turn_id: str, log: logging.Logger) -> None:
+    """Log and record (in ``errors``) a call answered with an error; log a recovered one."""
+    if result.is_error:
+        entry = ToolErrorEntry.of(result, turn_id)
+        errors.record(entry)
+        log.error(
+            "[TOOL ERROR] %s failed with %s: %s",
+            entry.tool,
+            entry.error_type,
+            entry.message[:MAX_LOGGED_MESSAGE],
+            extra=entry.to_dict(),
+        )
+    elif result.attempts > 1 or result.fallback_used:
+        used = f" by {result.tool_used}" if result.tool_used != result.tool else ""
+        log.info(
+            "[TOOL RECOVERED] %s answered%s after %d attempts, decided by %s",
+            result.tool,
+            used,
+            result.attempts,
+            result.decided_by.value,
+        )
+
+
+# The node
+
+
 class ErrorHandlingToolNode(ToolNode):
-    """A ToolNode whose calls run through errord's executor, one errord turn per
-    invocation.
+    """A ToolNode whose calls run through errord's executor (``ToolCallGuard``): each
+    attempt is ToolNode's own execution of the call, so injected arguments
+    (``InjectedState``, ``InjectedStore``, ``ToolRuntime``), ``content_and_artifact``
+    artifacts and ``Command`` returns are as ToolNode makes them.
 
-    ``tools``: LangChain tools or plain functions, as ToolNode takes them (without
-    injected arguments). ``name``, ``tags`` and ``messages_key`` are ToolNode's. Other
-    keywords go to the ``Executor`` (``target``, ``token``, ``credentials``,
-    ``decision_timeout``, ``default_timeout``, ``local_policy``, ...). ``sync_timeout``:
-    seconds the first invocation on an event loop waits for errord's tool timeouts
-    and breakers before it runs.
+    ``tools``: LangChain tools or plain functions, as ToolNode takes them;
+    ``alternatives``: tools errord may name as an alternative that the model is not
+    given. ``name``, ``tags`` and ``messages_key`` are ToolNode's. Other keywords go to
+    the ``Executor`` (``target``, ``token``, ``credentials``, ``decision_timeout``,
+    ``default_timeout``, ``local_policy``, ``user_id``, ``session_id``, ``deadline``,
+    ``on_progress``, ...). ``sync_timeout``: seconds the first invocation on an event
+    loop waits for errord's tool timeouts and breakers before it runs.
 
-    Each invocation is one errord turn, named ``langgraph-<random hex>``, or by
+    A run of the graph inside ``async with node.turn():`` is one errord turn, however
+    many times the node is invoked (create_react_agent invokes it once per call);
+    otherwise each invocation is one, named ``langgraph-<random hex>``, or by
     ``turn_id``, a function of the invocation's config, which must give each invocation
     a turn no earlier one used (errord refuses failures on a turn that ended). The turn
-    is in each ToolMessage's ``response_metadata["errord"]["turn_id"]``.
+    is in each ToolMessage's ``response_metadata["errord"]["turn_id"]``. Each step of
+    each call is written to the graph's custom stream (``{"errord": {...}}``).
 
     Awaited (``graph.ainvoke``, ``astream``), the calls run on the caller's event loop,
     with an executor of the node's for each loop; invoked synchronously
@@ -307,6 +591,7 @@ class ErrorHandlingToolNode(ToolNode):
         self,
         tools: Sequence[BaseTool | Callable[..., Any]],
         *,
+        alternatives: Sequence[BaseTool] = (),
         name: str = "tools",
         tags: list[str] | None = None,
         messages_key: str = "messages",
@@ -314,24 +599,35 @@ class ErrorHandlingToolNode(ToolNode):
         turn_id: Callable[[RunnableConfig], str] | None = None,
         **executor_options: Any,
     ) -> None:
-        super().__init__(tools, name=name, tags=tags, messages_key=messages_key)
-        # The runnable calls this node's functions, not ToolNode's own loop over its tools.
+        self.guard = ToolCallGuard(
+            executor_options, alternatives=alternatives, sync_timeout=sync_timeout
+        )
+        """What runs the node's calls through errord."""
+        super().__init__(
+            tools,
+            name=name,
+            tags=tags,
+            messages_key=messages_key,
+            wrap_tool_call=self.guard.wrap,
+            awrap_tool_call=self.guard.awrap,
+        )
+        # The runnable calls these, which open the invocation's turn around ToolNode's own
+        # functions, and give them a runtime outside a graph too.
         super(ToolNode, self).__init__(
             self._invoke, self._ainvoke, name=name, tags=tags, trace=False
         )
-        self.errord_tools = ToolRegistry(errord_tool(each) for each in self.tools_by_name.values())
-        """The tools as the executor runs them (``errord_tool``)."""
-        self.errors = ToolErrorRegistry()
+        for each in self.tools_by_name.values():
+            self.guard.register(each)
+        self.errord_tools = self.guard.registry
+        """The tools as the executor runs them (``guarded_tool``)."""
+        self.errors = self.guard.errors
         """Every call the node answered with an error, by tool and type."""
         self.messages_key = messages_key
-        self.sync_timeout = sync_timeout
         self.turn_id = turn_id or _new_turn
-        self._options = executor_options
-        self._started: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Started] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._thread: _LoopThread | None = None
-        self._lock = threading.Lock()
+
+    @property
+    def _started(self) -> weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Started]:
+        return self.guard.started
 
     def error_summary(self) -> dict[str, int]:
         """``{"tool:error_type": count}`` of the calls answered with an error."""
@@ -340,6 +636,16 @@ class ErrorHandlingToolNode(ToolNode):
     def errors_for_tool(self, tool: str) -> dict[str, list[ToolErrorEntry]]:
         """``{"tool:error_type": [entries]}`` of one tool's calls answered with an error."""
         return self.errors.for_tool(tool)
+
+    @contextlib.asynccontextmanager
+    async def turn(self, turn_id: str | None = None, **options: Any) -> AsyncIterator[Turn]:
+        """One errord turn for everything the node runs inside the block, on this loop:
+        ``async with node.turn(): await graph.ainvoke(...)`` makes the graph's run one
+        turn. ``turn_id`` and ``options`` (``user_id``, ``session_id``, ``deadline``) as
+        ``Executor.turn`` takes them."""
+        executor = await self.guard.executor()
+        async with executor.turn(turn_id, **options) as turn:
+            yield turn
 
     async def __aenter__(self) -> Self:
         return self
@@ -354,111 +660,49 @@ class ErrorHandlingToolNode(ToolNode):
 
     async def aclose(self) -> None:
         """Close the executor of the running event loop, sending what it still holds."""
-        started = self._started.pop(asyncio.get_running_loop(), None)
-        if started is not None:
-            await started.executor.close()
+        await self.guard.aclose()
 
     def close(self) -> None:
         """Close the executor of synchronous invocations, and stop their thread."""
-        with self._lock:
-            thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.run(self.aclose())
-            thread.stop()
-
-    def _invoke(self, input: Any, config: RunnableConfig) -> Any:
-        with self._lock:
-            if self._thread is None:
-                self._thread = _LoopThread()
-            thread = self._thread
-        return thread.run(self._ainvoke(input, config))
+        self.guard.close()
 
     async def _ainvoke(self, input: Any, config: RunnableConfig) -> Any:
-        calls, as_list = self._tool_calls(input)
-        executor = await self._executor()
-        turn_id = self.turn_id(config)
-        token = _RUN_CONFIG.set(config)
+        runtime = _runtime(config)
+        self._parse_input(input)  # ToolNode's errors, before anything connects
+        executor = await self.guard.executor()
+        outer = current_turn.get()
+        if outer is not None and outer.runs_for(executor):  # node.turn(): the calls join it
+            return await self._afunc(input, config, runtime)
+        async with executor.turn(self.turn_id(config)):
+            return await self._afunc(input, config, runtime)
+
+    def _invoke(self, input: Any, config: RunnableConfig) -> Any:
+        self._parse_input(input)
+        thread = self.guard.loop_thread()
+        turn = thread.run(self._begin(self.turn_id(config)))
+        token = _SYNC_TURN.set(turn)
         try:
-            results = await executor.run(
-                # As mappings, so that a call without an id or a name gets its result
-                # (a failure saying so) instead of stopping the batch.
-                [
-                    {
-                        "id": call.get("id") or "",
-                        "name": call.get("name"),
-                        "arguments": call.get("args"),
-                    }
-                    for call in calls
-                ],
-                turn_id=turn_id,
-            )
+            return self._func(input, config, _runtime(config))
         finally:
-            _RUN_CONFIG.reset(token)
-        for result in results:
-            self._note(result, turn_id)
-        messages = [tool_message(result, turn_id=turn_id) for result in results]
-        return messages if as_list else {self.messages_key: messages}
+            _SYNC_TURN.reset(token)
+            thread.run(self._end(turn))
 
-    def _tool_calls(self, input: Any) -> tuple[list[LangChainToolCall], bool]:
-        """The calls to run, and whether to answer with a list (a list of messages came
-        in) rather than a state update: ToolNode's input formats."""
-        if isinstance(input, list) and input and _is_tool_call(input[-1]):
-            return list(input), False
-        if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
-            return [input["tool_call"]], False  # one call of the Send API
-        if isinstance(input, list):
-            messages = input
-        elif isinstance(input, dict):
-            messages = input.get(self.messages_key) or []
-        else:
-            messages = getattr(input, self.messages_key, None) or []
-        if not messages:
-            raise ValueError("No message found in input")
-        last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-        if last is None:
-            raise ValueError("No AIMessage found in input")
-        return list(last.tool_calls), isinstance(input, list)
+    async def _begin(self, turn_id: str) -> Turn:
+        return (await self.guard.executor()).turn(turn_id)
 
-    async def _executor(self) -> Executor:
-        """This loop's executor, started (waiting ``sync_timeout`` for errord's policies)."""
-        loop = asyncio.get_running_loop()
-        started = self._started.get(loop)
-        if started is None:
-            executor = Executor(self.errord_tools, **self._options)
-            ready = loop.create_task(executor.start(sync_timeout=self.sync_timeout))
-            started = self._started[loop] = _Started(executor, ready)
-        await asyncio.shield(started.ready)
-        return started.executor
-
-    def _note(self, result: ToolResult, turn_id: str) -> None:
-        """Log and record a call answered with an error; log a recovered one."""
-        if result.is_error:
-            entry = ToolErrorEntry.of(result, turn_id)
-            self.errors.record(entry)
-            log.error(
-                "[TOOL ERROR] %s failed with %s: %s",
-                entry.tool,
-                entry.error_type,
-                entry.message[:MAX_LOGGED_MESSAGE],
-                extra=entry.to_dict(),
-            )
-        elif result.attempts > 1 or result.fallback_used:
-            used = f" by {result.tool_used}" if result.tool_used != result.tool else ""
-            log.info(
-                "[TOOL RECOVERED] %s answered%s after %d attempts, decided by %s",
-                result.tool,
-                used,
-                result.attempts,
-                result.decided_by.value,
-            )
+    @staticmethod
+    async def _end(turn: Turn) -> None:
+        turn.end()
 
 
 def _new_turn(config: RunnableConfig) -> str:
     return f"langgraph-{uuid.uuid4().hex}"
 
 
-def _is_tool_call(value: object) -> bool:
-    return isinstance(value, dict) and value.get("type") == "tool_call"
+def _runtime(config: RunnableConfig) -> Runtime[Any]:
+    """The graph's runtime the config carries; a bare one for a node invoked alone."""
+    runtime = config.get("configurable", {}).get(CONFIG_KEY_RUNTIME)
+    return runtime if isinstance(runtime, Runtime) else Runtime()
 
 
 class _LoopThread:

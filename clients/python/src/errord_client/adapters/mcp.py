@@ -29,6 +29,10 @@ and memory apart from another server's tool of the same name, and a server resta
 after it died (a new session) starts with a closed breaker. Name the server by its
 command or URL with ``session_scope(session, server=...)``, or pass any ``scope``.
 
+A session whose server died stays closed: ``MCPConnection``
+(errord_client.adapters.mcp_connection) takes what opens one instead, and opens a new
+session (a new stdio server process) before the next attempt of a tool of a dead one.
+
 ``ErrordMCPSession`` puts the executor behind the session's own ``call_tool``: the same
 arguments, and a ``CallToolResult`` back, the server's own when the call succeeded (after
 errord's retries, perhaps), else one with ``isError`` and errord's text for the model.

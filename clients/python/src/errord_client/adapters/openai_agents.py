@@ -20,8 +20,9 @@ its delay, the alternative, the default, back to the model, ...) until the call 
 result. A call that recovers returns its output as the tool would have. A call that does
 not raises ``ToolCallFailed``, which the guarded tool's ``failure_error_function``
 (``errord_failure_error_function``) turns into errord's text for the model. The tool's
-own SDK ``timeout`` gives way to errord's per-attempt timeout (the manifest's
-``timeout_ms``): it would otherwise bound all the attempts together.
+own SDK timeout (``function_tool(timeout=...)``, its ``timeout_seconds``) bounds each
+attempt when no manifest sets the tool's ``timeout_ms`` (left to the SDK, it would bound
+all the attempts together).
 
 The executor checks a call's arguments against the tool's ``params_json_schema`` before
 it runs, as the model API's strict mode would (``2.0`` for an integer is 2, an argument
@@ -32,10 +33,16 @@ The guarded tool is registered with the executor under its name, so that another
 manifest may name it as an alternative; an alternative the agent does not show the
 model is registered by guarding it too, or by giving it to the Executor.
 
-Ids: errord's call is the SDK's (``ctx.tool_call_id``). errord's turn is the call's own
-(``turn_per_call``): the executor ends its turn once the call has its result, and errord
-refuses failures of a turn that ended, while the SDK runs each call of a model's answer
-on its own and says nothing of the run's end.
+Ids: errord's call is the SDK's (``ctx.tool_call_id``). One run of the agent is one
+errord turn when it runs inside ``executor.turn()``:
+
+    async with executor.turn(user_id="ada"):
+        result = await Runner.run(agent, "Two nights in Paris")
+
+so that errord's budgets, cascades, "do not call X again in this turn" and its summary
+count every call of the run (the SDK runs each call on its own, in tasks that inherit the
+turn). Outside one, each call is a turn of its own (``turn_per_call``), ended once the
+call has its result, since the SDK says nothing of the run's end.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ from agents.tracing.traces import NoOpTrace
 from pydantic import ValidationError
 
 from errord_client.executor import Executor, ResultStatus, ToolResult, tool_call
+from errord_client.executor.turn import current as current_turn
 from errord_client.tools import InvalidArguments, Tool
 
 __all__ = [
@@ -106,7 +114,8 @@ def errord_failure_error_function(ctx: RunContextWrapper[Any], error: Exception)
 
 
 def turn_per_call(ctx: ToolContext[Any]) -> str:
-    """One errord turn per tool call, ``<run>/<call id>``: the run is its RunConfig's
+    """One errord turn per tool call run outside ``executor.turn()``, ``<run>/<call id>``:
+    the run is its RunConfig's
     ``trace_id`` when given, else the trace the SDK records the run in, else (tracing off)
     a random id of the call's own."""
     return f"{_run_id(ctx)}/{ctx.tool_call_id}"
@@ -130,7 +139,8 @@ def guarded(
 ) -> FunctionTool:
     """``tool`` with its calls run through ``executor``, which it is registered with.
 
-    ``turn_id`` names errord's turn for a call. ``failure_error_function`` turns a call
+    ``turn_id`` names errord's turn for a call run outside ``executor.turn()``; inside
+    one, the call is in that turn. ``failure_error_function`` turns a call
     errord's recovery left without an output (ToolCallFailed) into the model's text; with
     None, ToolCallFailed fails the run, as the SDK does for a tool without one. Raises
     ValueError when the executor has a tool of that name already.
@@ -138,14 +148,22 @@ def guarded(
     attempt = copy.copy(tool)
     set_function_tool_failure_error_function(attempt, None)  # its errors go to the executor
     executor.registry.register(
-        Tool(tool.name, tool.params_json_schema, tool.description, function=_Attempt(attempt))
+        Tool(
+            tool.name,
+            tool.params_json_schema,
+            tool.description,
+            function=_Attempt(attempt),
+            timeout=tool.timeout_seconds,
+        )
     )
 
     async def invoke(ctx: ToolContext[Any], input_json: str) -> Any:
         call = tool_call({"id": ctx.tool_call_id, "name": tool.name, "arguments": input_json})
+        joined = current_turn.get()
+        in_turn = joined is not None and joined.runs_for(executor)
         running = _CALL.set(ctx)
-        try:
-            result = await executor.run_one(call, turn_id=turn_id(ctx))
+        try:  # inside executor.turn(), the call joins the run's turn
+            result = await executor.run_one(call, turn_id=None if in_turn else turn_id(ctx))
         finally:
             _CALL.reset(running)
         if result.status is ResultStatus.SUCCEEDED:

@@ -188,6 +188,7 @@ class ErrorHandlingToolNode(langgraph.ErrorHandlingToolNode):
         self.tool_error_registry: dict[str, list[dict[str, str]]] = {}
         """Each tool's errors: ``error_type``, ``error_message``, ``timestamp``."""
         self._registry_lock = threading.Lock()
+        self.guard.note = self._note
 
     def __call__(self, state: Any) -> Any:
         """Run the tool calls of the state's last AI message: ``{"messages": [ToolMessage,
@@ -199,12 +200,21 @@ class ErrorHandlingToolNode(langgraph.ErrorHandlingToolNode):
         with self._registry_lock:
             return {tool: list(errors) for tool, errors in self.tool_error_registry.items()}
 
+    def _invoke(self, input: Any, config: RunnableConfig) -> Any:
+        self._processing(input)
+        return self._completed(super()._invoke(input, config))
+
     async def _ainvoke(self, input: Any, config: RunnableConfig) -> Any:
-        calls, _ = self._tool_calls(input)
+        self._processing(input)
+        return self._completed(await super()._ainvoke(input, config))
+
+    def _processing(self, input: Any) -> None:
+        calls, _ = self._parse_input(input)
         logger.info("Processing %d tool call(s)", len(calls))
         for call in calls:
             logger.info("Executing tool: %s", call["name"])
-        answered = await super()._ainvoke(input, config)
+
+    def _completed(self, answered: Any) -> Any:
         messages = answered if isinstance(answered, list) else answered[self.messages_key]
         successful = sum(1 for message in messages if message.status == "success")
         logger.info(
@@ -218,7 +228,7 @@ class ErrorHandlingToolNode(langgraph.ErrorHandlingToolNode):
             logger.info(
                 "Tool succeeded: %s",
                 result.tool,
-                extra={"tool_name": result.tool, "result_length": len(result.content())},
+                extra={"tool_name": result.tool, "result_length": _result_length(result)},
             )
             return
         error_type = error_type_of(result)
@@ -250,3 +260,12 @@ def error_type_of(result: ToolResult) -> str:
     if error is None:
         return "UNKNOWN"
     return error.exception_type.rpartition(".")[2] or error.code or "UNKNOWN"
+
+
+def _result_length(result: ToolResult) -> int:
+    """The length of the text the model reads of a successful call: the tool's own
+    message's content, as the node answers with it."""
+    output = result.output
+    if isinstance(output, ToolMessage):
+        return len(output.text)
+    return len(result.content())

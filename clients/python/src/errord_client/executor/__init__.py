@@ -4,6 +4,7 @@ from errord_client.executor.calls import NO_DEFAULT, ToolCall, tool_call
 from errord_client.executor.executor import Executor
 from errord_client.executor.failures import ToolFailure, failure_from_exception
 from errord_client.executor.local_policy import LocalPolicy
+from errord_client.executor.progress import OnProgress, Progress, ProgressKind
 from errord_client.executor.result import (
     Correction,
     DecidedBy,
@@ -11,6 +12,7 @@ from errord_client.executor.result import (
     ResultStatus,
     ToolResult,
 )
+from errord_client.executor.turn import Turn
 
 __all__ = [
     "NO_DEFAULT",
@@ -18,11 +20,15 @@ __all__ = [
     "DecidedBy",
     "Executor",
     "LocalPolicy",
+    "OnProgress",
+    "Progress",
+    "ProgressKind",
     "ResultError",
     "ResultStatus",
     "ToolCall",
     "ToolFailure",
     "ToolResult",
+    "Turn",
     "failure_from_exception",
     "tool_call",
 ]

@@ -4,6 +4,7 @@ wait on a call without a result (errord's consequences, else skipped or defaulte
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from errord_client.executor.calls import NO_DEFAULT, ToolCall
@@ -12,13 +13,29 @@ from errord_client.executor.result import DecidedBy, ResultError, ResultStatus, 
 from errord_client.executor.verdict import ENDINGS, NO_VALUE, Consequence, Verdict
 
 
+@dataclass
+class Running:
+    """Where a started call stands: the tool of its current attempt, and its attempts."""
+
+    tool: str
+    attempts: int = 0
+
+
 class Batch:
     """The calls of one run: their results as they come, and what cascades to them."""
 
-    def __init__(self, turn_id: str, plan: Plan) -> None:
+    def __init__(
+        self, turn_id: str, plan: Plan, *, user_id: str = "", session_id: str = ""
+    ) -> None:
         self.turn_id = turn_id
         self.plan = plan
+        self.user_id = user_id
+        """Who the agent acts for, sent with every report (telemetry)."""
+        self.session_id = session_id
+        """The agent's session, sent with every report (telemetry)."""
         self.results: dict[str, ToolResult] = {}
+        self.running: dict[str, Running] = {}
+        """The calls started (past their dependencies), by id."""
         self._done = {call.call_id: asyncio.Event() for call in plan.calls}
         self._forced: dict[str, Consequence] = {}
 
@@ -49,6 +66,37 @@ class Batch:
         if call.default is not NO_DEFAULT:
             return not_run(call, ResultStatus.DEFAULTED, reason, output=call.default)
         return not_run(call, ResultStatus.SKIPPED, reason)
+
+
+def cut_off(call: ToolCall, batch: Batch, deadline: float) -> ToolResult:
+    """The result of a call the turn's deadline (``deadline`` seconds) ended: its default
+    when it has one; else TIMED_OUT when it had started, SKIPPED when it was still waiting
+    on the calls it depends on."""
+    running = batch.running.get(call.call_id)
+    tool = call.name if running is None else running.tool
+    reason = f"the turn's deadline of {deadline:g} s passed before {tool} answered"
+    if call.default is not NO_DEFAULT:
+        return not_run(call, ResultStatus.DEFAULTED, reason, output=call.default)
+    if running is None:
+        return not_run(call, ResultStatus.SKIPPED, reason)
+    return ToolResult(
+        call_id=call.call_id,
+        tool=call.name,
+        status=ResultStatus.TIMED_OUT,
+        error=ResultError(
+            "TIMEOUT",
+            "transient",
+            reason,
+            f"{tool.replace('_', ' ').capitalize()} took too long; continuing without it.",
+            True,
+        ),
+        attempts=running.attempts,
+        fallback_used=tool != call.name,
+        tool_used=tool,
+        decided_by=DecidedBy.LOCAL,
+        model_text=f"Error: {tool} did not answer before the turn's deadline ({deadline:g} s). "
+        "Continue without its result; tell the user what is missing if it matters.",
+    )
 
 
 def not_run(

@@ -49,6 +49,9 @@ class ToolView:
     timeout: float
     closed: bool
     """True while the breaker's recorded phase is CLOSED: attempts run without asking."""
+    has_manifest: bool = True
+    """True when ``timeout`` is the tool's manifest's; False for a tool errord knows only by
+    its breaker (the default timeout, which a tool's own ``timeout`` replaces)."""
     limited_until: float = 0.0
     """Wall-clock time (time.time()) until which a rate-limit window holds the tool."""
     probe_free: bool = False
@@ -71,12 +74,17 @@ class ToolBoard:
         self.synced = asyncio.Event()
         """Set once a snapshot arrived (and while the stream lasts)."""
 
-    def timeout(self, key: str) -> float:
-        """Seconds an attempt of the tool may run (its manifest's timeout, as errord sends
-        it for each of its scopes)."""
+    def timeout(self, key: str, declared: float | None = None) -> float:
+        """Seconds an attempt of the tool may run: its manifest's timeout, as errord sends
+        it for each of its scopes; else ``declared``, the tool's own (``Tool.timeout``);
+        else errord's default."""
         view = self._tools.get(key)
         if view is None and SCOPE_SEPARATOR in key:
             view = self._tools.get(key.partition(SCOPE_SEPARATOR)[0])
+        if view is not None and view.has_manifest:
+            return view.timeout
+        if declared is not None:
+            return declared
         return self.default_timeout if view is None else view.timeout
 
     def closed(self, key: str) -> bool:
@@ -96,7 +104,9 @@ class ToolBoard:
         attempts was rate-limited, and every other call must wait as long, whether errord
         has heard of it yet or not."""
         until = self._clock() + seconds
-        view = self._tools.get(key) or ToolView(timeout=self.timeout(key), closed=True)
+        view = self._tools.get(key) or ToolView(
+            timeout=self.timeout(key), closed=True, has_manifest=False
+        )
         if until > view.limited_until:
             self._tools[key] = replace(view, limited_until=until)
 
@@ -118,6 +128,7 @@ class ToolBoard:
             breaker = policy.breaker
             self._tools[key] = ToolView(
                 timeout=policy.timeout.ToTimedelta().total_seconds(),
+                has_manifest=policy.has_manifest,
                 closed=breaker.phase in (pb.BREAKER_PHASE_CLOSED, pb.BREAKER_PHASE_UNSPECIFIED),
                 limited_until=limited,
                 probe_free=breaker.phase == pb.BREAKER_PHASE_HALF_OPEN

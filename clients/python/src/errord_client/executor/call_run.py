@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from errord_client.executor.batch import Batch
+from errord_client.executor.batch import Batch, Running
 from errord_client.executor.board import ToolBoard, board_key
 from errord_client.executor.calls import ToolCall
 from errord_client.executor.declarations import Declarations
 from errord_client.executor.failures import ToolFailure, failure_from_exception
 from errord_client.executor.link import ErrordLink, as_struct
 from errord_client.executor.local_policy import LocalPolicy
+from errord_client.executor.progress import OnProgress, Progress, ProgressKind, tell
 from errord_client.executor.result import DecidedBy, ResultError, ResultStatus, ToolResult
 from errord_client.executor.verdict import ENDINGS, NO_VALUE, Action, Verdict, from_decision
 from errord_client.requests import as_duration
@@ -34,6 +35,7 @@ class Runner:
     local_policy: LocalPolicy
     threads: concurrent.futures.Executor
     declarations: Declarations
+    on_progress: OnProgress | None = None
 
 
 class CallRun:
@@ -59,6 +61,8 @@ class CallRun:
         """The registered tool of the current attempt; None when there is none."""
         self.ignored: tuple[str, ...] = ()
         """The call's arguments the current attempt's tool was run without."""
+        self.standing = Running(call.name)
+        """Where the call stands, as the batch sees it (for the turn's deadline)."""
 
     @property
     def key(self) -> str:
@@ -73,6 +77,7 @@ class CallRun:
             return ""
 
     async def run(self) -> ToolResult:
+        self.batch.running[self.call.call_id] = self.standing
         while True:
             failure, elapsed, verdict, output = await self._attempt()
             if failure is None and verdict is None:
@@ -86,6 +91,7 @@ class CallRun:
                 self.last_decision = verdict.decision_id
             self.batch.cascade(verdict)
             if verdict.action is Action.RETRY:
+                self._tell(ProgressKind.RETRY, delay=verdict.delay, message=verdict.user_message)
                 self.delays[self.tool] = self.delays.get(self.tool, 0.0) + verdict.delay
                 await self.runner.board.wait(self.key, verdict.delay)
                 self.attempt += 1
@@ -94,7 +100,13 @@ class CallRun:
                 # the breaker opened or a rate-limit window holds the tool meanwhile.
                 self.admitted = verdict.probe
             elif verdict.action is Action.USE_ALTERNATIVE and verdict.alternative:
+                self._tell(
+                    ProgressKind.ALTERNATIVE,
+                    alternative=verdict.alternative,
+                    message=verdict.user_message,
+                )
                 self.tool, self.attempt = verdict.alternative, 1
+                self.standing.tool = self.tool
                 self.timeout = verdict.next_timeout
                 self.admitted, self.fallback_used = False, True
             else:
@@ -105,6 +117,9 @@ class CallRun:
     ) -> tuple[ToolFailure | None, float, Verdict | None, Any]:
         """Run the current attempt: its failure (None on success), how long it ran, the
         verdict that refused it before it ran (None if it ran), and its output."""
+        failure = await self._ready()
+        if failure is not None:
+            return failure, 0.0, None, None
         tool, arguments, failure = self._tool()
         if tool is None:
             return failure, 0.0, None, None
@@ -118,8 +133,10 @@ class CallRun:
             held = board.held_for(key)
             if held:
                 await asyncio.sleep(held)
-        timeout = self.timeout or board.timeout(key)
+        timeout = self.timeout or board.timeout(key, tool.timeout)
         self.attempts += 1
+        self.standing.attempts = self.attempts
+        self._tell(ProgressKind.ATTEMPT)
         started = time.monotonic()
         try:
             async with asyncio.timeout(timeout):
@@ -136,6 +153,30 @@ class CallRun:
                 board.limit(key, failed.retry_after)  # the other calls hold at once
             return failed, time.monotonic() - started, None, None
         return None, time.monotonic() - started, None, output
+
+    async def _ready(self) -> ToolFailure | None:
+        """Await the current tool's ``ready`` (if it has one), and register the tool it
+        gives in its place; the failure of an attempt that could not be made ready."""
+        registry = self.runner.registry
+        try:
+            tool = registry.get(self.tool)
+        except ToolNotFound:
+            return None  # _tool says so
+        if tool.ready is None:
+            return None
+        try:
+            current = await tool.ready()
+        except Exception as error:  # what prepares the attempt failed: the attempt did
+            return failure_from_exception(error)
+        if current is not tool:
+            registry.replace(current)
+        return None
+
+    def _tell(self, kind: ProgressKind, **step: Any) -> None:
+        progress = Progress(
+            kind, self.batch.turn_id, self.call.call_id, self.tool, self.attempt, **step
+        )
+        tell(self.runner.on_progress, progress)
 
     def _tool(self) -> tuple[Tool | None, Mapping[str, Any], ToolFailure | None]:
         """The tool to run and the arguments it takes (``Tool.accept``, unless its own
@@ -191,9 +232,11 @@ class CallRun:
             arguments=as_struct(self.call.arguments),
             elapsed=as_duration(elapsed),
             scope=self.running.scope if self.running is not None else "",
+            user_id=self.batch.user_id,
+            session_id=self.batch.session_id,
         )
         if self.running is not None:
-            timeout = self.timeout or self.runner.board.timeout(self.key)
+            timeout = self.timeout or self.runner.board.timeout(self.key, self.running.timeout)
             request.tool_declaration.CopyFrom(self.runner.declarations.of(self.running, timeout))
         verdict = await self.link.decide(request)
         if verdict is None:
@@ -225,6 +268,8 @@ class CallRun:
                 outcome=pb.OUTCOME_SUCCESS,
                 decision_id=self.last_decision,
                 scope=self.running.scope if self.running is not None else "",
+                user_id=self.batch.user_id,
+                session_id=self.batch.session_id,
             )
         )
         return ToolResult(
@@ -243,7 +288,7 @@ class CallRun:
     def _ended(self, verdict: Verdict, failure: ToolFailure | None) -> ToolResult:
         status = ENDINGS.get(verdict.action, ResultStatus.FAILED)
         code = verdict.code or (failure.code if failure else "")
-        if status is ResultStatus.FAILED and code == "TIMEOUT":
+        if status in _GIVEN_UP and code == "TIMEOUT":  # its last attempt timed out
             status = ResultStatus.TIMED_OUT
         output = None
         if verdict.action is Action.USE_DEFAULT and verdict.default_value is not NO_VALUE:
@@ -274,6 +319,10 @@ class CallRun:
             model_text=verdict.llm_message,
             ignored_arguments=self.ignored,
         )
+
+
+_GIVEN_UP = frozenset({ResultStatus.FAILED, ResultStatus.ESCALATED})
+"""Endings that are TIMED_OUT when the call's last attempt timed out."""
 
 
 def _rate_limited(failure: ToolFailure) -> bool:

@@ -11,6 +11,11 @@ skip, back to the model, escalate, fail) until the call has its result. A decisi
 consequences apply to the calls of the batch that wait on the failed one. Successes are
 reported in the background. When errord does not answer in time the local policy
 decides, and the result says so.
+
+An agent's run is one turn when it runs inside ``executor.turn()`` (errord_client.
+executor.turn): its batches, and the calls its framework runs one by one, are counted and
+summed up together. ``user_id`` and ``session_id`` go with every report; a ``deadline``
+cuts a turn short; ``on_progress`` hears of each attempt, retry, alternative and result.
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ import contextlib
 import dataclasses
 import logging
 import time
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -30,15 +34,16 @@ import grpc
 import grpc.aio
 
 from errord_client.client import DEFAULT_TARGET, AsyncErrordClient
-from errord_client.executor.batch import Batch, not_run
+from errord_client.executor.batch import Batch
 from errord_client.executor.board import ToolBoard
 from errord_client.executor.call_run import CallRun, Runner
-from errord_client.executor.calls import ToolCall, call_identity, tool_call
+from errord_client.executor.calls import ToolCall
 from errord_client.executor.declarations import Declarations
 from errord_client.executor.link import CHANNEL_OPTIONS, ErrordLink
 from errord_client.executor.local_policy import LocalPolicy
-from errord_client.executor.plan import plan_of
+from errord_client.executor.progress import OnProgress
 from errord_client.executor.result import ResultError, ResultStatus, ToolResult
+from errord_client.executor.turn import Turn, current
 from errord_client.tools import Tool, ToolRegistry
 
 log = logging.getLogger("errord_client.executor")
@@ -52,7 +57,10 @@ class Executor:
     decides (250 ms). ``max_threads``: worker threads for plain (sync) functions; an
     attempt past its timeout is abandoned, its thread left to finish on its own.
     ``watch_tools``: keep errord's breakers and timeouts in memory (WatchTools); without
-    it every attempt runs unasked, under ``default_timeout``.
+    it every attempt runs unasked, under ``default_timeout``. ``user_id``,
+    ``session_id`` and ``deadline`` are every turn's unless it names its own (``turn``,
+    ``run``); ``on_progress`` is called with each step of each call
+    (errord_client.executor.progress).
     """
 
     def __init__(
@@ -67,6 +75,10 @@ class Executor:
         default_timeout: float = 30.0,
         max_threads: int = 32,
         watch_tools: bool = True,
+        user_id: str = "",
+        session_id: str = "",
+        deadline: float | None = None,
+        on_progress: OnProgress | None = None,
     ) -> None:
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.local_policy = local_policy or LocalPolicy()
@@ -79,6 +91,13 @@ class Executor:
         self._decision_timeout = decision_timeout
         self._watch_tools = watch_tools
         self._max_threads = max_threads
+        self.user_id = user_id
+        """Who the agent acts for, by default: sent with every report (telemetry)."""
+        self.session_id = session_id
+        """The agent's session, by default, as ``user_id``."""
+        self.deadline = deadline
+        """Seconds a turn may take, by default; None: no deadline of the executor's."""
+        self.on_progress = on_progress
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
         self._link: ErrordLink | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -106,9 +125,19 @@ class Executor:
                 log.info("errord's tool policies did not arrive within %s s", sync_timeout)
 
     async def close(self, *, patience: float = 5.0) -> None:
-        """Send what is still queued (``patience`` seconds at most), then close."""
+        """Send what is still queued (``patience`` seconds at most, not at all while errord
+        is unreachable), then close. What could not be sent is logged with its count."""
         if self._link is not None:
             await self._link.drain(patience)
+            outcomes, endings = self._link.undelivered
+            if outcomes or endings:
+                log.warning(
+                    "closing without errord: %d queued reports were not delivered "
+                    "(outcomes of %d attempts, %d turn endings)",
+                    outcomes + endings,
+                    outcomes,
+                    endings,
+                )
             self._link.cancel()
         if self._watch is not None:
             self._watch.cancel()
@@ -120,40 +149,59 @@ class Executor:
             self._threads.shutdown(wait=False, cancel_futures=True)
         self._link = self._watch = self._threads = None
 
-    async def run(
-        self, calls: Sequence[ToolCall | Mapping[str, Any] | Any], *, turn_id: str | None = None
-    ) -> list[ToolResult]:
-        """Run ``calls`` (ToolCalls, or tool calls as OpenAI or Anthropic return them) as
-        one turn: independent calls at once, a call after those it ``depends_on``. One
-        result per call, in order; never raises for a tool's failure or errord's, nor for a
-        call that cannot be read (None, no id, no name): its result is FAILED,
-        INVALID_INPUT, saying what is wrong, with whatever id and name it has."""
-        read = [_read(call) for call in calls]
-        unreadable = {position: r for position, r in enumerate(read) if isinstance(r, ToolResult)}
-        runnable = [r for r in read if isinstance(r, ToolCall)]
-        if not runnable:
-            return list(unreadable.values())
-        ran = iter(await self._run_turn(runnable, turn_id))
-        return [unreadable.get(position) or next(ran) for position in range(len(read))]
-
-    async def _run_turn(self, calls: list[ToolCall], turn_id: str | None) -> list[ToolResult]:
-        link = self._started()
-        turn_id = turn_id or f"turn-{uuid.uuid4().hex}"
-        batch = Batch(turn_id, plan_of(calls))
-        if batch.plan.dependencies and not await link.begin_turn(batch.plan.begin(turn_id)):
-            log.info("turn %s runs its plan without errord's cascades", turn_id)
-        results = await asyncio.gather(
-            *(
-                self._repeated(call) if position in batch.plan.repeated else self._run(call, batch)
-                for position, call in enumerate(batch.plan.calls)
-            )
+    def turn(
+        self,
+        turn_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        deadline: float | None = None,
+    ) -> Turn:
+        """A turn of its own (``turn-<random hex>`` unless ``turn_id``): ``async with`` it
+        around an agent's run, so that every call the run makes is one errord turn, ended
+        with the block (errord_client.executor.turn). ``user_id``, ``session_id`` and
+        ``deadline`` (seconds from now) default to the executor's."""
+        return Turn(
+            self._started(),
+            self._run,
+            owner=self,
+            turn_id=turn_id,
+            user_id=self.user_id if user_id is None else user_id,
+            session_id=self.session_id if session_id is None else session_id,
+            deadline=self.deadline if deadline is None else deadline,
+            on_progress=self.on_progress,
         )
-        if results:
-            link.end_turn(turn_id)
-        return list(results)
+
+    async def run(
+        self,
+        calls: Sequence[ToolCall | Mapping[str, Any] | Any],
+        *,
+        turn_id: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        deadline: float | None = None,
+    ) -> list[ToolResult]:
+        """Run ``calls`` (ToolCalls, or tool calls as OpenAI or Anthropic return them):
+        independent calls at once, a call after those it ``depends_on``. One result per
+        call, in order; never raises for a tool's failure or errord's, nor for a call that
+        cannot be read (its result says what is wrong).
+
+        Inside ``async with executor.turn()`` (and no ``turn_id`` given) the calls join
+        that turn; else they are a turn of their own (``turn_id``, ``user_id``,
+        ``session_id`` and ``deadline`` as ``turn`` takes them), ended once they have
+        their results."""
+        joined = current.get()
+        if joined is not None and turn_id is None and joined.runs_for(self):
+            return await joined.run(calls)
+        turn = self.turn(turn_id, user_id=user_id, session_id=session_id, deadline=deadline)
+        try:
+            return await turn.run(calls)
+        finally:
+            turn.end()
 
     async def run_one(self, call: ToolCall | Mapping[str, Any] | Any, **options: Any) -> ToolResult:
-        """Run one call as a turn of its own; ``options`` as ``run`` takes them."""
+        """Run one call (in the current turn, or as a turn of its own); ``options`` as
+        ``run`` takes them."""
         return (await self.run([call], **options))[0]
 
     def _started(self) -> ErrordLink:
@@ -174,11 +222,6 @@ class Executor:
                 )
         return self._link
 
-    @staticmethod
-    async def _repeated(call: ToolCall) -> ToolResult:
-        reason = f"an earlier call of the batch has the id {call.call_id}"
-        return not_run(call, ResultStatus.FAILED, reason)
-
     def _runner(self) -> Runner:
         assert self._link is not None
         assert self._threads is not None
@@ -189,6 +232,7 @@ class Executor:
             self.local_policy,
             self._threads,
             self.declarations,
+            self.on_progress,
         )
 
     async def _run(self, call: ToolCall, batch: Batch) -> ToolResult:
@@ -211,26 +255,3 @@ class Executor:
 
 def _timed(result: ToolResult, started: float) -> ToolResult:
     return dataclasses.replace(result, execution_time_ms=(time.monotonic() - started) * 1000)
-
-
-def _read(raw: object) -> ToolCall | ToolResult:
-    """``raw`` as a ToolCall; when it cannot be one, the FAILED result that says why."""
-    try:
-        return tool_call(raw)
-    except ValueError as error:
-        problem = str(error)
-    call_id, name = call_identity(raw)
-    return ToolResult(
-        call_id=call_id,
-        tool=name,
-        status=ResultStatus.FAILED,
-        error=ResultError(
-            "INVALID_INPUT",
-            "permanent",
-            problem,
-            "This step could not be done.",
-            False,
-            fault="ARGUMENTS",
-        ),
-        model_text=f"Error: the tool call could not be read: {problem}",
-    )

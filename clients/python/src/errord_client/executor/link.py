@@ -151,6 +151,12 @@ class ErrordLink:
         self._sending: asyncio.Task[None] | None = None
         self._outcomes_sent = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._in_flight = 0
+        """Outcomes taken off the queue and not sent yet."""
+        self._endings = 0
+        """Turns whose EndTurn is not sent yet."""
+        self._away = asyncio.Event()
+        """Set while errord is away (what ``answering`` says), for ``drain``."""
         self.answering = True
         """False from the first unanswered call until errord answers again."""
 
@@ -223,17 +229,20 @@ class ErrordLink:
 
     def end_turn(self, turn_id: str) -> None:
         """End the turn in the background, once its outcomes are sent."""
+        self._endings += 1
         self._spawn(self._end_turn(turn_id))
 
     async def _end_turn(self, turn_id: str) -> None:
-        await self.outcomes_sent()
         try:
+            await self.outcomes_sent()
             await self.client.stub.EndTurn(
                 pb.EndTurnRequest(turn_id=turn_id), timeout=5.0, metadata=self.metadata
             )
         except grpc.aio.AioRpcError as error:
             if error.code() is not grpc.StatusCode.NOT_FOUND:  # errord never heard of it
                 self._unanswered(error)
+                return
+        self._endings -= 1
 
     # outcomes
 
@@ -254,7 +263,9 @@ class ErrordLink:
         while self._outcomes:
             batch = list(self._outcomes)
             self._outcomes.clear()
+            self._in_flight = len(batch)
             sent = await asyncio.gather(*(self._send_outcome(o) for o in batch))
+            self._in_flight = 0
             retry = [
                 outcome
                 for outcome, ok in zip(batch, sent, strict=True)
@@ -291,10 +302,31 @@ class ErrordLink:
     # life
 
     async def drain(self, patience: float) -> None:
-        """Wait, ``patience`` seconds at most, for outcomes and turn endings to be sent."""
-        pending = [task for task in self._tasks if not task.done()]
-        if pending:
-            await asyncio.wait(pending, timeout=patience)
+        """Wait, ``patience`` seconds at most, for outcomes and turn endings to be sent;
+        no longer once errord is away (a call went unanswered, or the channel cannot
+        connect: a closed port, a dead daemon). What was not sent is ``undelivered``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + patience
+        away = loop.create_task(self._away.wait())
+        try:
+            while not away.done() and not self._unreachable():
+                pending = {task for task in self._tasks if not task.done()}
+                left = deadline - loop.time()
+                if not pending or left <= 0:
+                    return
+                await asyncio.wait({*pending, away}, timeout=left, return_when="FIRST_COMPLETED")
+        finally:
+            away.cancel()
+
+    def _unreachable(self) -> bool:
+        """True while the channel's last connection attempt failed."""
+        state = self.client.channel.get_state(try_to_connect=False)
+        return state is grpc.ChannelConnectivity.TRANSIENT_FAILURE
+
+    @property
+    def undelivered(self) -> tuple[int, int]:
+        """What is not sent yet: outcomes (queued or in flight) and turn endings."""
+        return len(self._outcomes) + self._in_flight, self._endings
 
     def cancel(self) -> None:
         for task in self._tasks:
@@ -307,6 +339,7 @@ class ErrordLink:
         return task
 
     def _answered(self) -> None:
+        self._away.clear()
         if not self.answering:
             self.answering = True
             log.warning("errord answers again: its decisions apply once more")
@@ -317,6 +350,7 @@ class ErrordLink:
         if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             log.warning("errord refused a call: %s: %s", error.code().name, error.details())
             return
+        self._away.set()
         if self.answering:
             self.answering = False
             log.warning(

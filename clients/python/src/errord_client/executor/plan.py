@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from google.protobuf import struct_pb2
 
@@ -40,9 +41,12 @@ class Plan:
     def needs(self, call: ToolCall) -> tuple[str, ...]:
         return self.needed.get(call.call_id, ())
 
-    def begin(self, turn_id: str) -> pb.BeginTurnRequest:
-        """BeginTurn with the plan of the calls that can run."""
+    def begin(self, turn_id: str, deadline: datetime | None = None) -> pb.BeginTurnRequest:
+        """BeginTurn with the plan of the calls that can run, and the turn's ``deadline``
+        (None: errord's default)."""
         request = pb.BeginTurnRequest(turn_id=turn_id)
+        if deadline is not None:
+            request.deadline.FromDatetime(deadline)
         for position, call in enumerate(self.calls):
             if call.call_id in self.broken or position in self.repeated:
                 continue

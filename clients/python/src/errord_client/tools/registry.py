@@ -17,8 +17,9 @@ import difflib
 import enum
 import functools
 import inspect
+import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, overload
@@ -94,6 +95,14 @@ class Tool:
     statistics, rate-limit window and memory apart from the same tool's elsewhere: an
     MCP server and its session (the MCP adapter's own), a host, a region, a tenant, the
     name of a credential (never the secret). Empty: the tool alone."""
+    timeout: float | None = field(default=None, kw_only=True)
+    """Seconds an attempt may run when errord has no manifest timeout for the tool: the
+    timeout its framework declares (an Agents SDK tool's ``timeout``); None: the
+    executor's ``default_timeout``. A manifest's ``timeout_ms`` wins."""
+    ready: Callable[[], Awaitable[Tool]] | None = field(default=None, kw_only=True, repr=False)
+    """Awaited before each attempt of the tool, admission included: gives the tool to run,
+    itself or another the registry takes in its place (an MCP tool on a session opened
+    again after its server died, in the new session's scope). None: nothing to prepare."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -109,6 +118,11 @@ class Tool:
             raise TypeError(f"Tool '{self.name}': function must be callable")
         if not isinstance(self.scope, str) or len(self.scope) > 512 or not self.scope.isprintable():
             raise ValueError(f"Tool '{self.name}': scope must be at most 512 printable characters")
+        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise ValueError(
+                f"Tool '{self.name}': timeout must be a positive number of seconds, "
+                f"got {self.timeout!r}"
+            )
 
     def accept(self, arguments: Mapping[str, Any]) -> Accepted:
         """``arguments`` as the tool is called with them, checked against ``parameters``
@@ -180,9 +194,11 @@ def function_tool(
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
     scope: str = "",
+    timeout: float | None = None,
 ) -> Tool:
     """A tool running ``function``, a plain function (run in a worker thread) or a
-    coroutine function (run on the event loop), in ``scope`` (``Tool.scope``).
+    coroutine function (run on the event loop), in ``scope`` (``Tool.scope``), each
+    attempt under ``timeout`` unless a manifest says (``Tool.timeout``).
 
     By default the name is the function's ``__name__``, the description the first
     paragraph of its docstring, and the parameters the schema of its type hints
@@ -206,7 +222,14 @@ def function_tool(
         if convert is not None:
             function = _converting(function, convert)
     return Tool(
-        name, parameters, description, ToolKind.FUNCTION, blocking, function=function, scope=scope
+        name,
+        parameters,
+        description,
+        ToolKind.FUNCTION,
+        blocking,
+        function=function,
+        scope=scope,
+        timeout=timeout,
     )
 
 
@@ -246,6 +269,7 @@ def tool(
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
     scope: str = "",
+    timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -256,12 +280,18 @@ def tool(
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
     scope: str = "",
+    timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """``function_tool`` as a decorator, bare (``@tool``) or with options
-    (``@tool(name="search")``, ``@tool(scope="eu-west-1")``). The decorated name is bound
-    to the Tool."""
+    (``@tool(name="search")``, ``@tool(scope="eu-west-1")``, ``@tool(timeout=5)``). The
+    decorated name is bound to the Tool."""
     make = functools.partial(
-        function_tool, name=name, description=description, parameters=parameters, scope=scope
+        function_tool,
+        name=name,
+        description=description,
+        parameters=parameters,
+        scope=scope,
+        timeout=timeout,
     )
     return make if function is None else make(function)
 
@@ -285,6 +315,12 @@ class ToolRegistry:
             raise ValueError(f"a tool named '{tool.name}' is registered already")
         self._tools[tool.name] = tool
         return tool
+
+    def replace(self, tool: Tool) -> None:
+        """Put ``tool`` in place of the registered tool of its name (``Tool.ready``'s
+        replacement); raises ToolNotFound when none is registered."""
+        self.get(tool.name)
+        self._tools[tool.name] = tool
 
     def get(self, name: str) -> Tool:
         """The tool called ``name``; raises ToolNotFound, with the closest names."""
