@@ -6,7 +6,7 @@
  * The Python interpreter is `ERRORD_PYTHON` (the pytest wrapper sets it), else the
  * checkout's `.venv/bin/python`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -98,6 +98,17 @@ export function serveErrord(serveArgs: readonly string[], cwd: string): Promise<
       fail(new Error(`errord exited (${code}) before serving:\n${text}`));
     });
   });
+}
+
+/** The bodies of the failures and outcomes errord recorded for `turnId` in the database
+ * `db`, as text (read with Python's sqlite3, the trace's own table). */
+export function recordedReports(db: string, turnId: string): string[] {
+  const read =
+    "import sqlite3, sys, json\n" +
+    "with sqlite3.connect(f'file:{sys.argv[1]}?mode=ro', uri=True) as db:\n" +
+    "    rows = db.execute(\"SELECT body FROM events WHERE turn_id = ? AND kind IN ('failure', 'outcome') ORDER BY sequence\", (sys.argv[2],))\n" +
+    "    print(json.dumps([bytes(body).decode('utf-8', 'replace') for (body,) in rows]))\n";
+  return JSON.parse(execFileSync(PYTHON, ["-c", read, db, turnId], { encoding: "utf8" })) as string[];
 }
 
 /** Poll `condition` every 20 ms until it gives a value other than undefined/false. */
