@@ -30,7 +30,7 @@ import { ErrordLink, type Logger } from "./link.js";
 import { LocalPolicy } from "./localPolicy.js";
 import type { OnProgress } from "./progress.js";
 import type { ToolResult } from "./result.js";
-import { currentTurn, Turn, type TurnOptions } from "./turn.js";
+import { currentTurn, Turn, type TurnHost, type TurnOptions } from "./turn.js";
 
 /** How an executor runs its tools and reaches errord. */
 export interface ExecutorOptions extends ConnectionOptions {
@@ -79,6 +79,8 @@ export class Executor {
   private watch: Promise<void> | undefined;
   private ready: Promise<void> | undefined;
   private readonly watchTools: boolean;
+  /** What the executor's turns run their calls with. */
+  private readonly host: TurnHost;
 
   constructor(options: ExecutorOptions = {}) {
     const tools = options.tools ?? [];
@@ -93,6 +95,13 @@ export class Executor {
     this.sessionId = options.sessionId ?? "";
     this.deadline = options.deadline;
     this.onProgress = options.onProgress;
+    this.host = {
+      link: this.link,
+      logger: this.logger,
+      onProgress: this.onProgress,
+      start: () => this.start(),
+      runCall: (call, batch) => this.runCall(call, batch),
+    };
   }
 
   /** Connect and wait, `syncTimeout` seconds at most, for errord's tool policies (their
@@ -130,7 +139,7 @@ export class Executor {
    * with it. `userId`, `sessionId` and `deadline` (seconds from now) default to the
    * executor's. */
   turn(options: TurnOptions = {}): Turn {
-    return new Turn(this, {
+    return new Turn(this.host, {
       turnId: options.turnId,
       userId: options.userId ?? this.userId,
       sessionId: options.sessionId ?? this.sessionId,
@@ -154,7 +163,7 @@ export class Executor {
    * results. */
   async run(calls: readonly RawToolCall[], options: RunOptions = {}): Promise<ToolResult[]> {
     const joined = currentTurn();
-    if (joined !== undefined && options.turnId === undefined && joined.runsFor(this)) return joined.run(calls);
+    if (joined !== undefined && options.turnId === undefined && joined.runsFor(this.host)) return joined.run(calls);
     const turn = this.turn(options);
     try {
       return await turn.run(calls);
@@ -163,8 +172,8 @@ export class Executor {
     }
   }
 
-  /** @internal One call of `batch` run to its result (the turn's). */
-  async runCall(call: ToolCall, batch: Batch): Promise<ToolResult> {
+  /** One call of `batch` run to its result (for the turn). */
+  private async runCall(call: ToolCall, batch: Batch): Promise<ToolResult> {
     const started = performance.now();
     let result: ToolResult;
     try {
