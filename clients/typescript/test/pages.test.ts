@@ -9,3 +9,7 @@ import { PACKAGE, runPageExample } from "./helpers.js";
 test("docs/ai-sdk.md's example, run as the page says, prints the page's output line by line", async () => {
   await runPageExample(join(PACKAGE, "docs/ai-sdk.md"), "Example", ["ai", "zod"]);
 });
+
+test("docs/langchain.md's example, run as the page says, prints the page's output line by line", async () => {
+  await runPageExample(join(PACKAGE, "docs/langchain.md"), "Example", ["@langchain/core", "zod"]);
+});
