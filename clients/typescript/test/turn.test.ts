@@ -58,7 +58,7 @@ test("userId and sessionId, the executor's or a run's own, are recorded with eve
   }
 });
 
-test("a turn's deadline of 1 s with a tool that hangs: run returns by the deadline (+100 ms), the hung call timed_out, the others succeeded, errord's summary agrees", async () => {
+test("a turn's deadline of 1 s with a tool that hangs: run returns by the deadline (+100 ms), the hung call timed_out, its dependent skipped, the others succeeded; errord's summary ends both unfinished calls TIMED_OUT", async () => {
   const daemon = await startErrord(scratch(), "tools:\n  - name: stuck\n    timeout_ms: 30000\n  - name: quick\n");
   let aborted = false;
   const stuck = tool("stuck", async (_args, { signal }) => {
@@ -76,19 +76,21 @@ test("a turn's deadline of 1 s with a tool that hangs: run returns by the deadli
         { id: "c1", name: "quick", arguments: {} },
         { id: "c2", name: "stuck", arguments: {} },
         { id: "c3", name: "quick", arguments: {} },
+        { id: "c4", name: "quick", arguments: {}, dependsOn: ["c2"] },
       ],
       { turnId: "turn-deadline", deadline: 1 },
     );
     const took = performance.now() - started;
     assert.ok(took < 1100, `run returned after ${took.toFixed(0)} ms, past the 1 s deadline + 100 ms`);
-    assert.deepEqual(results.map((r) => r.status), ["succeeded", "timed_out", "succeeded"]);
+    assert.deepEqual(results.map((r) => r.status), ["succeeded", "timed_out", "succeeded", "skipped"]);
+    assert.equal(quick.calls, 2, "the call waiting on the hung one ran");
     assert.equal(results[1]?.error?.code, "TIMEOUT");
     assert.match(results[1]?.modelText ?? "", /stuck did not answer before the turn's deadline \(1 s\)/);
     await waitFor(() => aborted, "the hung attempt's signal to abort");
     const summary = await endedSummary(daemon, "turn-deadline");
     assert.equal(summary.deadlinePassed, true);
     const statuses = Object.fromEntries(summary.calls.map((call) => [call.callId, CallStatus[call.status]]));
-    assert.deepEqual(statuses, { c1: "SUCCEEDED", c2: "TIMED_OUT", c3: "SUCCEEDED" });
+    assert.deepEqual(statuses, { c1: "SUCCEEDED", c2: "TIMED_OUT", c3: "SUCCEEDED", c4: "TIMED_OUT" });
   } finally {
     await executor.close();
     await daemon.stop();

@@ -63,6 +63,7 @@ export class CallRun {
   async run(): Promise<ToolResult> {
     this.batch.running.set(this.call.callId, this.standing);
     for (;;) {
+      if (this.batch.signal.aborted) return this.base("timed_out"); // nothing more runs
       const attempt = await this.runAttempt();
       if (this.batch.signal.aborted) return this.base("timed_out");
       if (attempt.kind === "succeeded") return this.succeeded(attempt.output);
