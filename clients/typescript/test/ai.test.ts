@@ -4,11 +4,11 @@
  * retried to success; one generateText inside a turn is one errord turn. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { generateText, stepCountIs, tool } from "ai";
+import { generateText, simulateReadableStream, stepCountIs, streamText, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { errordTools } from "../src/adapters/ai.js";
-import { ErrordClient, Executor } from "../src/index.js";
+import { CallStatus, ErrordClient, Executor } from "../src/index.js";
 import { scratch, startErrord, waitFor } from "./helpers.js";
 
 /** Seconds each executor gives errord to answer before its local policy would decide. */
@@ -119,6 +119,57 @@ test("a tool whose first attempt hangs past its manifest's timeout is retried to
     assert.deepEqual(toolOutput(prompts[1], "w1"), { type: "json", value: { city: "Oslo", sky: "clear" } });
     assert.equal(signals.length, 2, "the tool ran other than twice");
     assert.ok(signals[0]?.aborted, "the hung attempt's abortSignal did not abort at its timeout");
+  } finally {
+    await executor.close();
+    await daemon.stop();
+  }
+});
+
+test("streamText read to its end inside a turn's within is one errord turn: every step's calls in its summary", async () => {
+  const daemon = await startErrord(scratch(), "tools:\n  - name: weather\n    timeout_ms: 200\n    retry_policy: {initial_delay_ms: 10}\n");
+  let runs = 0;
+  const weather = tool({
+    description: "The weather in a city",
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }, { abortSignal }) => {
+      runs += 1;
+      if (runs === 1) await new Promise((resolve) => abortSignal?.addEventListener("abort", resolve, { once: true }));
+      return { city, sky: "clear" };
+    },
+  });
+  const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+  const steps: unknown[][] = [
+    [{ type: "tool-call", toolCallId: "s1", toolName: "weather", input: '{"city": "Oslo"}' }, { type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage }],
+    [{ type: "tool-call", toolCallId: "s2", toolName: "weather", input: '{"city": "Bergen"}' }, { type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage }],
+    [
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "Clear in both." },
+      { type: "text-end", id: "t" },
+      { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage },
+    ],
+  ];
+  const model = new MockLanguageModelV3({
+    doStream: async () => ({ stream: simulateReadableStream({ chunks: steps.shift() ?? [], chunkDelayInMs: 5 }) as never }),
+  });
+  const executor = new Executor({ target: daemon.address, decisionTimeout: DECISIONS });
+  const errord = new ErrordClient({ target: daemon.address, token: daemon.token });
+  try {
+    const tools = errordTools(executor, { weather });
+    const text = await executor.turn({ turnId: "turn-stream" }).within(async () => {
+      const result = streamText({ model, tools, prompt: "Oslo and Bergen?", stopWhen: stepCountIs(4) });
+      return result.text;
+    });
+    assert.equal(text, "Clear in both.");
+    const ended = await waitFor(async () => {
+      const events = await errord.turnTrace("turn-stream", { timeout: 10 });
+      return events.find((e) => e.event.case === "turnEnded");
+    }, "the end of the streamed run's turn");
+    assert.ok(ended.event.case === "turnEnded");
+    const calls = ended.event.value.summary?.calls.map((call) => [call.callId, CallStatus[call.status]]);
+    assert.deepEqual(calls, [
+      ["s1", "SUCCEEDED"],
+      ["s2", "SUCCEEDED"],
+    ]);
   } finally {
     await executor.close();
     await daemon.stop();
