@@ -7,6 +7,8 @@ export { ErrordError, codeName, decodeBadRequest, type FieldViolation } from "./
 export { DEFAULT_TARGET, openTransport, type ConnectionOptions, type TlsOptions } from "./transport.js";
 export { durationOf, secondsOf, fromMessage, toMessage, type Plain, type PlainInit } from "./plain.js";
 export { Executor, type ExecutorOptions, type RunOptions } from "./executor/executor.js";
+export { Turn, currentTurn, type TurnOptions } from "./executor/turn.js";
+export type { OnProgress, Progress, ProgressKind } from "./executor/progress.js";
 export { toolCall, type ToolCall, type RawToolCall } from "./executor/calls.js";
 export { failureFromError, type ToolFailure } from "./executor/failures.js";
 export { LocalPolicy, localCode } from "./executor/localPolicy.js";

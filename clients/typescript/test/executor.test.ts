@@ -143,3 +143,34 @@ test("a batch with dependencies: a permanent failure's dependents get their defa
     await daemon.stop();
   }
 });
+
+test("a tool's own timeout bounds its attempts when no manifest sets one; a manifest's timeout wins over it", async () => {
+  const daemon = await startErrord(scratch(), "tools:\n  - name: managed\n    timeout_ms: 300\n");
+  const slow = (name: string, timeout: number) => {
+    const script = mockTool(name, { script: [hang(60), { ok: name }] });
+    return tool(name, (args, context) => script.run(args, context), { timeout });
+  };
+  const executor = new Executor({ tools: [slow("own", 0.2), slow("managed", 5)], target: daemon.address, decisionTimeout: DECISIONS, defaultTimeout: 60 });
+  const errord = new ErrordClient({ target: daemon.address, token: daemon.token });
+  try {
+    const results = await executor.run(
+      [
+        { id: "c1", name: "own", arguments: {} },
+        { id: "c2", name: "managed", arguments: {} },
+      ],
+      { turnId: "turn-own-timeouts" },
+    );
+    assert.deepEqual(results.map((r) => [r.status, r.attempts]), [
+      ["succeeded", 2],
+      ["succeeded", 2],
+    ]);
+    const events = await errord.turnTrace("turn-own-timeouts", { timeout: 10 });
+    const ranUnder = Object.fromEntries(
+      events.flatMap((e) => (e.event.case === "failure" ? [[e.callId, e.event.value.toolDeclaration?.timeout]] : [])),
+    );
+    assert.deepEqual(ranUnder, { c1: 0.2, c2: 0.3 });
+  } finally {
+    await executor.close();
+    await daemon.stop();
+  }
+});

@@ -40,6 +40,7 @@ def admits(node: tuple[int, ...], comparator: str) -> bool:
 
 
 def satisfies(node: tuple[int, ...], npm_range: str) -> bool:
+    npm_range = re.sub(r"(>=|>|<=|<|\^|~|=)\s+", r"\1", npm_range)  # ">= 20" is ">=20"
     return any(
         all(admits(node, comparator) for comparator in alternative.split())
         for alternative in npm_range.split("||")
@@ -57,6 +58,8 @@ def test_the_range_reader_reads_npm_ranges() -> None:
     assert satisfies((20, 20, 0), "^18.19.0 || >=20.6.0")
     assert not satisfies((20, 5, 0), "^18.19.0 || >=20.6.0")
     assert satisfies((20, 20, 0), ">=14.17")
+    assert satisfies((20, 20, 0), ">= 20")
+    assert not satisfies((20, 20, 0), ">= 22 <23")
 
 
 def test_every_locked_package_runs_on_the_node_the_package_is_tested_with() -> None:

@@ -25,6 +25,9 @@ export function boardKey(tool: string, scope = ""): string {
 
 interface ToolView {
   readonly timeout: number;
+  /** True when `timeout` is the tool's manifest's; false for a tool errord knows only by
+   * its breaker (the default timeout, which a tool's own `timeout` replaces). */
+  readonly hasManifest: boolean;
   /** True while the breaker's recorded phase is CLOSED: attempts run without asking. */
   readonly closed: boolean;
 }
@@ -33,16 +36,19 @@ interface ToolView {
 export class ToolBoard {
   private tools = new Map<string, ToolView>();
   private syncedNow = false;
+  private streamLost = false;
   private waiters: (() => void)[] = [];
 
   /** `defaultTimeout`: seconds an attempt of a tool errord did not mention may run. */
   constructor(public defaultTimeout = 30) {}
 
   /** Seconds an attempt of the tool of `key` (boardKey) may run: its manifest's, sent
-   * for the tool and each of its scopes. */
-  timeout(key: string): number {
+   * for the tool and each of its scopes; else `declared`, the tool's own (`Tool.timeout`);
+   * else errord's default. */
+  timeout(key: string, declared?: number): number {
     const view = this.tools.get(key) ?? this.tools.get(key.split(SCOPE_SEPARATOR, 1)[0] ?? key);
-    return view?.timeout ?? this.defaultTimeout;
+    if (view?.hasManifest) return view.timeout;
+    return declared ?? view?.timeout ?? this.defaultTimeout;
   }
 
   /** True when attempts of the tool in the scope of `key` may run without asking errord first. */
@@ -55,6 +61,12 @@ export class ToolBoard {
     return this.syncedNow;
   }
 
+  /** True from the end of a watch (errord went away, or closed the stream) until errord
+   * answers again. */
+  get lost(): boolean {
+    return this.streamLost;
+  }
+
   /** Resolves once a snapshot arrives (at once when one did). */
   whenSynced(): Promise<void> {
     return this.syncedNow ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
@@ -62,12 +74,14 @@ export class ToolBoard {
 
   /** Take in one WatchTools response. */
   apply(response: Plain<WatchToolsResponse>): void {
+    this.streamLost = false;
     if (response.defaultTimeout !== undefined) this.defaultTimeout = response.defaultTimeout;
     if (response.snapshot) this.tools = new Map();
     for (const policy of response.tools) {
       const phase = policy.breaker?.phase ?? BreakerPhase.UNSPECIFIED;
       this.tools.set(boardKey(policy.tool, policy.scope), {
         timeout: policy.timeout ?? this.defaultTimeout,
+        hasManifest: policy.hasManifest,
         closed: phase === BreakerPhase.CLOSED || phase === BreakerPhase.UNSPECIFIED,
       });
     }
@@ -90,6 +104,7 @@ export class ToolBoard {
         }
       }
       this.syncedNow = false;
+      this.streamLost = true;
       await sleep(retryEvery, signal);
     }
   }

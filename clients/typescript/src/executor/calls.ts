@@ -97,3 +97,32 @@ function preview(value: unknown): string {
   }
   return shown.length <= 200 ? shown : `${shown.slice(0, 200)}...`;
 }
+
+/** A call no tool can be run for (not an object, or without an id or a name): what could
+ * be read of it and why it cannot run. */
+export interface UnreadableCall {
+  readonly callId: string;
+  /** The tool it names, if it names one. */
+  readonly tool: string;
+  readonly problem: string;
+}
+
+/** `raw` as a ToolCall, or as an unreadable call: never throws. */
+export function readCall(raw: RawToolCall | null | undefined): ToolCall | UnreadableCall {
+  try {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      throw new TypeError(`a tool call should be an object, got ${raw === null ? "null" : Array.isArray(raw) ? "an array" : typeof raw}`);
+    }
+    return toolCall(raw);
+  } catch (error) {
+    const record = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+    const id = record["callId"] ?? record["call_id"] ?? record["id"];
+    const fn = record["function"];
+    const name = typeof fn === "object" && fn !== null ? (fn as Record<string, unknown>)["name"] : record["name"];
+    return {
+      callId: typeof id === "string" ? id : "",
+      tool: typeof name === "string" ? name : "",
+      problem: error instanceof Error ? error.message : String(error),
+    };
+  }
+}

@@ -15,6 +15,8 @@
  *   joins the agent's trace; a batch of failures goes with its first one's.
  *
  * One warning is logged when errord stops answering, and one when it answers again.
+ * Closing waits for what is queued only while errord answers; what it could not send is
+ * `undelivered`, which the executor logs with its count.
  */
 import { setMaxListeners } from "node:events";
 import { Code } from "@connectrpc/connect";
@@ -58,6 +60,12 @@ export class ErrordLink {
   private sending: Promise<void> | undefined;
   private readonly tasks = new Set<Promise<unknown>>();
   private readonly closing = new AbortController();
+  /** Outcomes taken off the queue and not sent yet. */
+  private inFlight = 0;
+  /** Turns whose EndTurn is not sent yet. */
+  private endings = 0;
+  /** Woken when errord is found away (for `drain`). */
+  private awayWaiters: (() => void)[] = [];
 
   constructor(
     private readonly client: ErrordClient,
@@ -137,14 +145,20 @@ export class ErrordLink {
 
   /** End the turn in the background, once its outcomes are sent. */
   endTurn(turnId: string): void {
+    this.endings += 1;
     this.spawn(
       (async () => {
         await this.outcomesSent();
         try {
           await this.client.endTurn({ turnId }, { timeout: 5, signal: this.closing.signal });
         } catch (error) {
-          if (!(error instanceof ErrordError && error.code === Code.NotFound)) this.unanswered(error);
+          if (!(error instanceof ErrordError && error.code === Code.NotFound)) {
+            this.unanswered(error);
+            return;
+          }
+          // errord never heard of the turn: nothing to end.
         }
+        this.endings -= 1;
       })(),
     );
   }
@@ -166,7 +180,9 @@ export class ErrordLink {
     let wait = 0.05;
     while (this.outcomes.length > 0 && !this.closing.signal.aborted) {
       const batch = this.outcomes.splice(0);
+      this.inFlight = batch.length;
       const sent = await Promise.all(batch.map((outcome) => this.sendOutcome(outcome)));
+      this.inFlight = 0;
       const now = performance.now();
       const retry = batch.filter((outcome, i) => !sent[i] && now - outcome.firstTried < this.outcomePatience * 1000);
       const lost = sent.filter((ok) => !ok).length - retry.length;
@@ -194,11 +210,26 @@ export class ErrordLink {
     }
   }
 
-  /** Wait, `patience` seconds at most, for outcomes and turn endings to be sent. */
+  /** Wait, `patience` seconds at most, for outcomes and turn endings to be sent; not at
+   * all, or no longer, once errord is away (a call went unanswered). What was not sent is
+   * `undelivered`. */
   async drain(patience: number): Promise<void> {
     const waited = new AbortController();
-    await Promise.race([Promise.allSettled([...this.tasks]), sleep(patience, waited.signal)]);
-    waited.abort(); // a pending timer would hold the process open for `patience`
+    const away = new Promise<void>((wake) => this.awayWaiters.push(wake));
+    const deadline = performance.now() + patience * 1000;
+    try {
+      while (this.answering && this.tasks.size > 0 && performance.now() < deadline) {
+        const left = (deadline - performance.now()) / 1000;
+        await Promise.race([Promise.allSettled([...this.tasks]), sleep(left, waited.signal), away]);
+      }
+    } finally {
+      waited.abort(); // a pending timer would hold the process open for `patience`
+    }
+  }
+
+  /** What is not sent yet: outcomes (queued or in flight) and turn endings. */
+  get undelivered(): { readonly outcomes: number; readonly endings: number } {
+    return { outcomes: this.outcomes.length + this.inFlight, endings: this.endings };
   }
 
   /** Cancel whatever is still out. */
@@ -226,6 +257,7 @@ export class ErrordLink {
       this.log.warn(`errord refused a call: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
+    for (const wake of this.awayWaiters.splice(0)) wake();
     if (this.answering) {
       this.answering = false;
       this.log.warn(`errord did not answer (${(error as ErrordError).codeName}): the local policy decides until it does`);

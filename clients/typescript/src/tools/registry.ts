@@ -34,6 +34,10 @@ export interface Tool {
    * statistics, rate-limit window and memory apart from the same tool's elsewhere (a host,
    * a region, a tenant, the name of a credential, never the secret); none: the tool alone. */
   readonly scope?: string;
+  /** Seconds an attempt may run when errord has no manifest timeout for the tool: the
+   * timeout its framework declares; none: the executor's `defaultTimeout`. A manifest's
+   * `timeout_ms` wins. */
+  readonly timeout?: number;
   run(args: JsonObject, context: ToolContext): unknown;
 }
 
@@ -67,9 +71,13 @@ export class InvalidArguments extends Error {
 export function tool(
   name: string,
   run: ToolFunction,
-  options: { description?: string; parameters?: JsonObject; scope?: string } = {},
+  options: { description?: string; parameters?: JsonObject; scope?: string; timeout?: number } = {},
 ): Tool {
   if (!name) throw new TypeError("a tool's name should not be empty");
+  const { timeout } = options;
+  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
+    throw new RangeError(`tool ${JSON.stringify(name)}: timeout should be a positive number of seconds, got ${timeout}`);
+  }
   return { name, run, ...options };
 }
 
