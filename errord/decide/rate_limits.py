@@ -8,13 +8,18 @@ its end: an attempt about to run is refused (AdmitCall) and decided as if it had
 rate-limited itself, and no retry of the tool is granted sooner (``requested_delay``),
 so that nobody calls into the limit. Executors hear of the window (WatchTools) and ask
 before running an attempt while it holds.
+
+A call waiting as the tool asked is not failing: the backend rations its callers, and a
+call may meet its limit more often than max_attempts while its turn comes. Such a retry is
+bounded by the call's total retry time (and the turn's deadline), not by its attempts
+(``waits_its_turn``).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from errord.decide.context import DecisionContext, own_request
+from errord.decide.context import DecisionContext, own_request, requested_delay
 from errord.decide.model import Action, Decision, ErrorClass, ErrorCode, RateWindow
 
 
@@ -26,6 +31,18 @@ def is_rate_limit(context: DecisionContext) -> bool:
         classification.code is ErrorCode.RATE_LIMITED
         and classification.error_class is ErrorClass.TRANSIENT
         and not context.call.was_refused
+    )
+
+
+def waits_its_turn(context: DecisionContext) -> bool:
+    """True for a rate limit that says how long to wait: the tool's own (a Retry-After, a
+    time), or errord's refusal while the tool's rate-limit window holds. Its attempts do
+    not count against max_attempts."""
+    classification = context.classification
+    return (
+        classification.code is ErrorCode.RATE_LIMITED
+        and classification.error_class is ErrorClass.TRANSIENT
+        and requested_delay(context) is not None
     )
 
 

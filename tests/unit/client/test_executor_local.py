@@ -231,6 +231,21 @@ def test_the_local_policy_follows_the_seed_delays_and_honours_retry_after() -> N
     assert "unavailable for now" in past.llm_message
 
 
+def test_the_local_policy_waits_out_a_rate_limit_past_five_attempts_as_errord_does() -> None:
+    """A rate limit that says how long to wait is retried past the fifth attempt, within
+    30 s of delays; one that does not say, and any other transient failure, is not."""
+    policy = LocalPolicy()
+    limited = ToolFailure("429", http_status=429, retry_after=1.0)
+    sixth = policy.decide("t", limited, 6, 5.0)
+    assert (sixth.action.value, sixth.delay) == ("RETRY", 1.0)
+    assert "retry 6, a rate limit's wait past the 4" in sixth.reason
+    assert policy.decide("t", limited, 6, 29.5).action.value == "FAIL"  # past 30 s of delays
+    unsaid = ToolFailure("429", http_status=429)
+    assert policy.decide("t", unsaid, 5, 1.5).action.value == "FAIL"
+    unavailable = ToolFailure("503", http_status=503, retry_after=1.0)
+    assert policy.decide("t", unavailable, 5, 1.5).action.value == "FAIL"
+
+
 def test_the_plan_ignores_dependencies_outside_the_batch() -> None:
     plan = plan_of([ToolCall(call_id="a", name="x", arguments={}, depends_on=("zz", "a"))])
     assert plan.needed == {"a": ()}
