@@ -1,5 +1,10 @@
 """What a successful call pays for its guard: the executor against tenacity + pybreaker.
 
+    python -m tests.benchmarks.recovery.overhead 127.0.0.1:50051 --calls 3000
+
+The recovery benchmark runs it as a process of its own once the agents are done, with the
+checkout's client package first on the path, and reads the JSON it prints.
+
 The tool is a coroutine that returns at once. Call after call, in one loop, it is awaited
 directly, through ``executor.execute()`` (errord running as its own process), and through
 tenacity's retry (5 attempts, exponential jitter) around a pybreaker breaker, as the
@@ -10,7 +15,10 @@ await's. The first 200 calls warm up and are not measured.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import dataclasses
+import json
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -90,3 +98,15 @@ async def measure(address: str, calls: int) -> Overhead:
         tenacity_pybreaker_p50_us=(statistics.median(tenacity_times) - p50) * 1e6,
         tenacity_pybreaker_p99_us=(quantile(tenacity_times, 0.99) - p99) * 1e6,
     )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("address", help="errord's address")
+    parser.add_argument("--calls", type=int, default=3000)
+    args = parser.parse_args(argv)
+    print(json.dumps(dataclasses.asdict(asyncio.run(measure(args.address, args.calls)))))
+
+
+if __name__ == "__main__":
+    main()
