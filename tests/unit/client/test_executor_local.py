@@ -218,6 +218,25 @@ async def test_a_hanging_mock_fails_within_its_timeout_not_after_its_hang() -> N
     assert time.monotonic() - started < 30  # the hang was cut short, not waited out
 
 
+async def test_a_call_run_alone_that_succeeds_never_waits_behind_the_event_loop() -> None:
+    """execute() runs a lone call in the caller's task: a tool that returns at once returns
+    without the loop running anything else ready meanwhile (the executor's own background
+    reports among them), which would count in the call's time."""
+
+    async def at_once() -> str:
+        return "done"
+
+    ran_meanwhile: list[bool] = []
+    executor = Executor([function_tool(at_once)], target=nothing_listening(), watch_tools=False)
+    try:
+        asyncio.get_running_loop().call_soon(ran_meanwhile.append, True)
+        result = await executor.execute({"id": "c1", "name": "at_once", "arguments": {}})
+        assert result.ok
+        assert ran_meanwhile == []
+    finally:
+        await executor.aclose(patience=0.1)
+
+
 def test_the_local_policy_follows_the_seed_delays_and_honours_retry_after() -> None:
     policy = LocalPolicy()
     timeout = ToolFailure("slow", "TimeoutError", "TIMEOUT")

@@ -133,12 +133,13 @@ class Executor:
         batch = Batch(turn_id, plan_of([tool_call(call) for call in calls]))
         if batch.plan.dependencies and not await link.begin_turn(batch.plan.begin(turn_id)):
             log.info("turn %s runs its plan without errord's cascades", turn_id)
-        results = await asyncio.gather(
-            *(
-                self._repeated(call) if position in batch.plan.repeated else self._run(call, batch)
-                for position, call in enumerate(batch.plan.calls)
-            )
-        )
+        runs = [
+            self._repeated(call) if position in batch.plan.repeated else self._run(call, batch)
+            for position, call in enumerate(batch.plan.calls)
+        ]
+        # One call needs no task of its own: awaited here, it does not wait for the loop
+        # to schedule it behind whatever else is ready (a success then never yields).
+        results = [await runs[0]] if len(runs) == 1 else await asyncio.gather(*runs)
         if results:
             link.end_turn(turn_id)
         return list(results)
