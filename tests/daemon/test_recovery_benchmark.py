@@ -73,6 +73,14 @@ def test_the_quick_recovery_benchmark_runs_every_stack_on_every_scenario(tmp_pat
     for goal in goals:
         verdict = "met" if goal["met"] else "SHORT"
         assert f"- {verdict}: {goal['text']} (" in text
+    # How many of errord's agents' failed calls its executor's local policy decided.
+    errord = [cells[(s.name, "errord")]["notes"] for s in SCENARIOS]
+    local = re.findall(r"the 250 ms decision_timeout\): (\d+) of (\d+)", text)
+    decided = (
+        sum(n.get("decided by local", 0) for n in errord),
+        sum(sum(n.values()) for n in errord),
+    )
+    assert [(int(a), int(b)) for a, b in local] == [decided]
     assert run["overhead"]["calls"] == QUICK.overhead_calls
     assert "| errord executor | " in text
     assert "| tenacity + pybreaker | " in text

@@ -132,6 +132,7 @@ def report(
         figures.table(cells),
         "## Goals",
         figures.goal_lines(made),
+        figures.local_decisions(cells),
         f"## Success-path overhead ({overhead.calls} calls each)",
         figures.overhead_lines(overhead),
     ]

@@ -273,6 +273,21 @@ def goals(figures: Sequence[Cell], overhead: Overhead | None) -> list[Goal]:
     return made
 
 
+def local_decisions(figures: Sequence[Cell]) -> str:
+    """How many of errord's agents' calls that met a failure the executor's local policy
+    decided last, errord not answering within the executor's ``decision_timeout`` (250
+    ms): the local policy retries without errord's breaker, windows or memory."""
+    errord = [f for f in figures if f.stack == "errord"]
+    local = {f.scenario: f.notes.get("decided by local", 0) for f in errord}
+    failed = sum(sum(f.notes.values()) for f in errord)
+    where = ", ".join(f"{name} {count}" for name, count in local.items() if count)
+    return (
+        f"errord's calls that met a failure, decided last by the executor's local policy "
+        f"(errord answered after the 250 ms decision_timeout): {sum(local.values())} of "
+        f"{failed}" + (f" ({where})" if where else "")
+    )
+
+
 def goal_lines(made: Sequence[Goal]) -> str:
     return "\n".join(
         f"- {'met' if goal.met else 'SHORT'}: {goal.text} ({goal.figures})" for goal in made
