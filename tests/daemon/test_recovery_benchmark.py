@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from tests.benchmarks.recovery import figures
 from tests.benchmarks.recovery.scenarios import QUICK, SCENARIOS, tasks
 from tests.benchmarks.recovery.scripted_model import Ending
 from tests.benchmarks.recovery.stacks import STACKS
@@ -21,13 +22,13 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_quick_recovery_benchmark_runs_every_stack_on_every_scenario(tmp_path: Path) -> None:
-    figures, chart = tmp_path / "recovery.json", tmp_path / "recovery.png"
+    written, chart = tmp_path / "recovery.json", tmp_path / "recovery.png"
     text = subprocess.run(
         [sys.executable, "-m", "tests.benchmarks.recovery", "--quick",
-         "--json", str(figures), "--chart", str(chart)],
+         "--json", str(written), "--chart", str(chart)],
         cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, check=True, timeout=300,
     ).stdout  # fmt: skip
-    run: dict[str, Any] = json.loads(figures.read_text())
+    run: dict[str, Any] = json.loads(written.read_text())
     cells = {(cell["scenario"], cell["stack"]): cell for cell in run["cells"]}
     records = {(r["stack"], name): s for r in run["records"] for name, s in r["scenarios"].items()}
 
@@ -85,3 +86,12 @@ def test_the_quick_recovery_benchmark_runs_every_stack_on_every_scenario(tmp_pat
     assert "| errord executor | " in text
     assert "| tenacity + pybreaker | " in text
     assert chart.read_bytes().startswith(PNG)
+
+    # A run of some scenarios only (--scenario) has the figures of those.
+    some = [{**r, "scenarios": {"overload": r["scenarios"]["overload"]}} for r in run["records"]]
+    made = figures.cells(some)
+    assert [(f.scenario, f.stack) for f in made] == [("overload", stack) for stack in STACKS]
+    assert [goal.text for goal in figures.goals(made, None)] == [
+        "the best useful-result share of any stack in every scenario",
+        "no request before a Retry-After expires",
+    ]

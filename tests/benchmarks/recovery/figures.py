@@ -156,12 +156,14 @@ def cell(stack: str, name: str, rounds: Sequence[Round]) -> Cell:
 
 
 def cells(records: Sequence[Mapping[str, Any]]) -> list[Cell]:
-    """Every stack's figures in every scenario, in the table's order."""
+    """Every stack's figures in every scenario it ran, in the table's order."""
     made = []
     for scenario in SCENARIOS:
         for stack in STACKS:
             rounds = [
-                record["scenarios"][scenario.name] for record in records if record["stack"] == stack
+                record["scenarios"][scenario.name]
+                for record in records
+                if record["stack"] == stack and scenario.name in record["scenarios"]
             ]
             if rounds:
                 made.append(cell(stack, scenario.name, rounds))
