@@ -1,9 +1,17 @@
 """A scripted HTTP backend on loopback, for executors' tools to call as agents' tools call
 theirs: healthy, down (the port refuses connections), failing a seeded share of requests
 with 503 (a brownout), answering 503 to everything (dead but listening, so its requests
-can be counted), hanging past the caller's timeout, or limiting its rate with 429 and a
-Retry-After. It serves from threads of its own (``http.server``), so a test's event loop
-never slows it, and records every request it receives on the test's clocks.
+can be counted), hanging past the caller's timeout (every request, or a seeded share of
+them: latency spikes), limiting its rate with 429 and a Retry-After, overloaded (failing
+more the more it is asked), or refusing the caller's revoked API key with 401. It serves
+from threads of its own (``http.server``), so a test's event loop never slows it, and
+records every request it receives on the test's clocks.
+
+``GET /search?q=...`` answers by its mode alone. ``POST /search`` with a JSON body of
+arguments also checks them as an API does: a ``date`` that is not YYYY-MM-DD is a 400
+whose JSON body names the parameter. Every error has a JSON body in the shape OpenAI's API
+uses; a success is ``{"results": [{"title": "result for Q"}]}``, with no result at all
+for the queries in ``no_results``.
 
 A tool calls it with aiohttp, a new connection each time (a refused connection is then
 seen at once) and a 2 s timeout, as agent tools do (``tool``).
@@ -12,7 +20,10 @@ seen at once) and a 2 s timeout, as agent tools do (``tool``).
 from __future__ import annotations
 
 import enum
+import json
 import random
+import re
+import sys
 import threading
 import time
 from collections import deque
@@ -42,6 +53,41 @@ class Mode(enum.Enum):
     """Answering only after the callers' timeout."""
     LIMITED = "limited"
     """429 with Retry-After past ``limit`` requests a second."""
+    SPIKING = "spiking"
+    """Answering a seeded share (``hang_share``) of requests only after the callers'
+    timeout: latency spikes."""
+    OVERLOADED = "overloaded"
+    """503 for a share of requests that grows with the load: when more than ``capacity``
+    requests arrived over the last second, each fails with probability 1 - capacity/load,
+    so that retries make it fail more."""
+    UNAUTHORIZED = "unauthorized"
+    """401 to every request: the caller's API key was revoked."""
+
+
+VALID_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+"""What the backend takes as a ``date`` argument."""
+
+
+def _error(message: str, **fields: str) -> bytes:
+    return json.dumps({"error": {"message": message, **fields}}).encode()
+
+
+ERROR_BODIES = {
+    401: _error("Incorrect API key provided.", code="invalid_api_key"),
+    429: _error("Rate limit reached for requests.", code="rate_limit_exceeded"),
+    503: _error("The server is overloaded or not ready yet.", type="server_error"),
+}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the backend answers a request."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    hangs: bool = False
+    """Answered only after the backend's ``hang``."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +100,7 @@ class Request:
     """time.time() when it arrived, to set beside the daemon's trace."""
     status: int
     query: str
+    """The path it asked for, with its query string."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +127,18 @@ class ScriptedBackend:
     hang: float = 3.0
     hanging: set[str] = field(default_factory=set)
     """Queries answered only after ``hang`` seconds, whatever the mode."""
+    hang_share: float = 0.5
+    """The share of requests a SPIKING backend answers only after ``hang``."""
+    capacity: int = 10
+    """Requests a second an OVERLOADED backend serves (over any second)."""
+    no_results: set[str] = field(default_factory=set)
+    """Queries answered with an empty list of results."""
     requests: list[Request] = field(default_factory=list)
     refusals: list[Refusal] = field(default_factory=list)
     recovered_at: float | None = None
     """time.monotonic() when it last came back up after being DOWN."""
     _admitted: deque[float] = field(default_factory=deque)
+    _arrived: deque[float] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
@@ -120,22 +174,45 @@ class ScriptedBackend:
         self.start()
         self.recovered_at = time.monotonic()
 
-    def answer(self, query: str) -> tuple[int, dict[str, str]]:
-        """The status and headers of a request arriving now, recorded."""
+    def answer(self, path: str) -> tuple[int, dict[str, str]]:
+        """The status and headers of a GET of ``path`` arriving now, recorded."""
+        reply = self.reply(_query(path), path=path)
+        return reply.status, reply.headers
+
+    def reply(
+        self, query: str, arguments: dict[str, Any] | None = None, *, path: str = ""
+    ) -> Reply:
+        """The reply to a request for ``query`` arriving now (with ``arguments`` when it
+        was a POST), recorded with ``path`` (default: ``/search?q=QUERY``)."""
         with self._lock:
             now = time.monotonic()
             status, headers = self._status(now)
-            self.requests.append(Request(now, time.time(), status, query))
+            hangs = query in self.hanging or self.mode is Mode.HANGING
+            if self.mode is Mode.SPIKING and status == 200:
+                hangs = self.outcomes.random() < self.hang_share
+            body = ERROR_BODIES.get(status, b"")
+            if status == 200:
+                status, body = self._content(query, arguments or {})
+            self.requests.append(Request(now, time.time(), status, path or f"/search?q={query}"))
             if status == 429:
                 self.refusals.append(Refusal(now, self.retry_after))
-            return status, headers
+            return Reply(status, headers, body, hangs)
 
     def _status(self, now: float) -> tuple[int, dict[str, str]]:
         mode = self.mode
         if mode is Mode.DEAD:
             return 503, {}
+        if mode is Mode.UNAUTHORIZED:
+            return 401, {}
         if mode is Mode.BROWNOUT:
             return (503, {}) if self.outcomes.random() < self.failure_share else (200, {})
+        if mode is Mode.OVERLOADED:
+            arrived = self._arrived
+            arrived.append(now)
+            while arrived and arrived[0] <= now - 1.0:
+                arrived.popleft()
+            overload = 1.0 - self.capacity / len(arrived)
+            return (503, {}) if self.outcomes.random() < overload else (200, {})
         if mode is Mode.LIMITED:
             admitted = self._admitted
             while admitted and admitted[0] <= now - 1.0:
@@ -144,6 +221,15 @@ class ScriptedBackend:
                 return 429, {"Retry-After": f"{self.retry_after:g}"}
             admitted.append(now)
         return 200, {}
+
+    def _content(self, query: str, arguments: dict[str, Any]) -> tuple[int, bytes]:
+        """A healthy answer: the arguments checked, then the results."""
+        date = arguments.get("date")
+        if date is not None and not VALID_DATE.fullmatch(str(date)):
+            message = f"Invalid value for 'date': expected YYYY-MM-DD, got {date!r}."
+            return 400, _error(message, param="date", code="invalid_value")
+        results = [] if query in self.no_results else [{"title": f"result for {query}"}]
+        return 200, json.dumps({"results": results}).encode()
 
     def successes_after(self, moment: float) -> list[Request]:
         return [r for r in self.requests if r.status == 200 and r.arrived >= moment]
@@ -155,23 +241,38 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 1024  # fifty agents connect at once: no SYN waits out a full backlog
     backend: ScriptedBackend
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A caller that gave up (its timeout) before the answer is no fault of the backend."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:
-        backend = self.server.backend
-        status, headers = backend.answer(self.path)  # recorded as it arrives
-        if backend.mode is Mode.HANGING or _query(self.path) in backend.hanging:
-            time.sleep(backend.hang)
-        body = b'{"results": ["ok"]}' if status == 200 else b'{"error": "try again"}'
-        self.send_response(status)
-        for name, value in headers.items():
+        self._send(self.server.backend.reply(_query(self.path), path=self.path))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        try:
+            arguments = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            arguments = {}
+        self._send(self.server.backend.reply(str(arguments.get("q", "")), arguments))
+
+    def _send(self, reply: Reply) -> None:
+        if reply.hangs:
+            time.sleep(self.server.backend.hang)
+        self.send_response(reply.status)
+        for name, value in reply.headers.items():
             self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(reply.body)))
         self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(reply.body)
 
     def log_message(self, format: str, *args: Any) -> None:
         return None

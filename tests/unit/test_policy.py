@@ -18,12 +18,13 @@ from errord.decide.model import (
     ErrorClass,
     ErrorCode,
     FailureReport,
+    RateWindow,
     Refusal,
     RefusalKind,
     ToolFailure,
 )
 from errord.decide.policy import RecoveryPolicy, default_policy
-from errord.decide.policy.context import CallPart, DecisionContext, TurnPart
+from errord.decide.policy.context import BreakerPart, CallPart, DecisionContext, TurnPart
 from errord.decide.policy.fallbacks import Escalate, Fallback, UseAlternative
 from errord.decide.policy.gates import RetryGate
 from errord.decide.policy.verdict import Verdict
@@ -145,6 +146,55 @@ def test_a_retry_after_that_fits_the_retry_time_is_honoured_by_default() -> None
     failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=30.0)
     assert decide(failure=failure)[:2] == (Action.RETRY, 30.0)
     assert decide(failure=failure, spent=0.1)[0] is Action.FAIL  # 30.1 s: over the 30 s
+
+
+def test_a_rate_limit_that_says_how_long_to_wait_is_waited_out_past_max_attempts() -> None:
+    """The backend rations its callers: a call meeting its limit a sixth time waits as
+    asked, and the reason says the retry time bounds it, not the attempts."""
+    failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED, retry_after=1.0)
+    action, delay, reason = decide(attempt=5, failure=failure, spent=4.0)
+    assert (action, delay) == (Action.RETRY, 1.0)
+    assert reason == (
+        "Transient error (RATE_LIMITED); retrying in 1000 ms as flight_search asked, attempt 6: "
+        "a rate limit's waits count against the call's retry time, not its 5 attempts."
+    )
+    assert decide(attempt=4, failure=failure)[2].endswith("as flight_search asked, attempt 5 of 5.")
+    assert decide(attempt=12, failure=failure, spent=11.0)[0] is Action.RETRY
+    assert decide(attempt=30, failure=failure, spent=29.5)[0] is Action.FAIL  # 30.5 s: over
+
+
+def test_a_call_held_by_the_window_past_max_attempts_waits_for_its_end() -> None:
+    """errord's own refusal while the window holds (decided as a 429 of the call's own)
+    after five attempts that met the limit: the call waits for the window's end."""
+    failure = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED)
+    held = replace(
+        context(attempt=7, failure=failure, spent=5.0),
+        call=CallPart(
+            retry_time_spent=5.0, failed_tools=frozenset({"flight_search"}), refused=1,
+            was_refused=True,
+        ),
+        breaker=BreakerPart(
+            window=RateWindow(opened_at=NOW, until=NOW + timedelta(seconds=0.5), asked=1.0)
+        ),
+    )  # fmt: skip
+    verdict = default_policy(FixedJitter(0.5)).decide(held)
+    assert (verdict.action, verdict.delay) == (Action.RETRY, 0.5)
+    assert reason_of(held, verdict) == (
+        "Transient error (RATE_LIMITED); the rate-limit window of flight_search holds its "
+        "calls until 2026-01-01T00:00:00.500+00:00: retrying in 500 ms, when it ends, "
+        "attempt 7: a rate limit's waits count against the call's retry time, not its 5 "
+        "attempts."
+    )
+
+
+def test_past_max_attempts_only_a_rate_limit_that_says_how_long_is_retried() -> None:
+    """A 429 without a Retry-After, and a 503 with one, are out of attempts at the fifth."""
+    unsaid = replace(TIMEOUT, code=ErrorCode.RATE_LIMITED)
+    assert decide(attempt=5, failure=unsaid)[0] is Action.FAIL
+    unavailable = replace(TIMEOUT, code=ErrorCode.UNAVAILABLE, retry_after=1.0)
+    action, _, reason = decide(attempt=5, failure=unavailable)
+    assert action is Action.FAIL
+    assert reason.startswith("No retry: attempt 5 reached the limit of 5 attempts")
 
 
 def test_a_retry_is_never_sooner_than_the_tool_asked_so_a_long_wait_is_no_retry() -> None:

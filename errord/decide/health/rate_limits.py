@@ -8,6 +8,11 @@ its end: an attempt about to run is refused (AdmitCall) and decided as if it had
 rate-limited itself, and no retry of the tool is granted sooner (``requested_delay``),
 so that nobody calls into the limit. Executors hear of the window (WatchTools) and ask
 before running an attempt while it holds.
+
+A call waiting as the tool asked is not failing: the backend rations its callers, and a
+call may meet its limit more often than max_attempts while its turn comes. Such a retry is
+bounded by the call's total retry time (and the turn's deadline), not by its attempts
+(``waits_its_turn``).
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ from errord.decide.model import (
     BreakerState,
     Classification,
     DefaultValue,
+    ErrorClass,
+    ErrorCode,
     FailureReport,
     ParameterProblem,
     RateWindow,
@@ -165,3 +167,15 @@ def time_left(context: DecisionContext) -> float | None:
     """Seconds until the turn's deadline (negative once past); None without one."""
     deadline = context.turn.deadline
     return None if deadline is None else (deadline - context.now).total_seconds()
+
+
+def waits_its_turn(context: DecisionContext) -> bool:
+    """True for a rate limit that says how long to wait: the tool's own (a Retry-After, a
+    time), or errord's refusal while the tool's rate-limit window holds. Its attempts do
+    not count against max_attempts."""
+    classification = context.classification
+    return (
+        classification.code is ErrorCode.RATE_LIMITED
+        and classification.error_class is ErrorClass.TRANSIENT
+        and requested_delay(context) is not None
+    )

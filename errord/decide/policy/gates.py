@@ -15,7 +15,13 @@ from errord.decide.model import (
     RefusalKind,
     RetryBudget,
 )
-from errord.decide.policy.context import DecisionContext, TurnPart, requested_delay, time_left
+from errord.decide.policy.context import (
+    DecisionContext,
+    TurnPart,
+    requested_delay,
+    time_left,
+    waits_its_turn,
+)
 
 
 class RetryGate(abc.ABC):
@@ -163,10 +169,12 @@ class DeadlineTooClose(RetryGate):
 
 class AttemptsExhausted(RetryGate):
     """At most max_attempts attempts of one tool per call; attempts errord refused
-    before they ran do not count."""
+    before they ran do not count, and a rate limit whose tool asked how long to wait is
+    retried past them: the backend rations its callers, it does not fail them, and the
+    call's total retry time bounds the wait for its turn (TotalRetryTimeExceeded)."""
 
     def __call__(self, context: DecisionContext, delay: float) -> Refusal | None:
-        if context.retries_left == 0:
+        if context.retries_left == 0 and not waits_its_turn(context):
             limit = context.manifest.retry_policy.max_attempts
             return Refusal(
                 kind=RefusalKind.ATTEMPTS_EXHAUSTED, limit=limit, attempt=context.attempts_run

@@ -24,10 +24,21 @@ REASONS: dict[tuple[Action, str], str] = {
         "Transient error ({code}); retrying in {delay_ms} ms as {tool} asked, "
         "attempt {next_attempt} of {limit}.{memory_clause}"
     ),
+    (Action.RETRY, "asked_past_limit"): (
+        "Transient error ({code}); retrying in {delay_ms} ms as {tool} asked, attempt "
+        "{next_attempt}: a rate limit's waits count against the call's retry time, not its "
+        "{limit} attempts.{memory_clause}"
+    ),
     (Action.RETRY, "held"): (
         "Transient error ({code}); the rate-limit window of {tool} holds its calls until "
         "{window_until}: retrying in {delay_ms} ms, when it ends, attempt {next_attempt} of "
         "{limit}.{memory_clause}"
+    ),
+    (Action.RETRY, "held_past_limit"): (
+        "Transient error ({code}); the rate-limit window of {tool} holds its calls until "
+        "{window_until}: retrying in {delay_ms} ms, when it ends, attempt {next_attempt}: a "
+        "rate limit's waits count against the call's retry time, not its {limit} attempts."
+        "{memory_clause}"
     ),
     (Action.RETRY, "probe"): (
         "Transient error ({code}); the circuit breaker of {tool} is half-open and this retry "

@@ -79,7 +79,8 @@ def cause(context: DecisionContext) -> Cause:
 def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
     """Which variant of the action's reason applies: for RETRY, whether it is a half-open
     breaker's probe, waits for it or for an open breaker to half-open, waits as the tool
-    asked, or waits for the tool's rate-limit window to end; for ESCALATE and FAIL,
+    asked (a rate limit's wait past the call's max_attempts too), or waits for the tool's
+    rate-limit window to end; for ESCALATE and FAIL,
     whether a required call waits on this one, or why the model may not correct its call
     again (errord.decide.policy.verdict.CorrectionsSpent), or (FAIL) whether the tool is only
     unavailable for now, or (ESCALATE) whether the tool has alternatives, none usable;
@@ -88,10 +89,14 @@ def reason_detail(context: DecisionContext, verdict: Verdict) -> str:
         role = probe_role(context, verdict)
         if role:
             return role
-        if own_request(context) is not None:
-            return "asked"
         window = context.breaker.window
-        return "held" if window is not None and window.holds(context.now) else ""
+        if own_request(context) is not None:
+            waits = "asked"
+        elif window is not None and window.holds(context.now):
+            waits = "held"
+        else:
+            return ""
+        return waits if context.retries_left else f"{waits}_past_limit"
     if verdict.action in GIVING_UP:
         if verdict.escalated_for:
             return "blocked"

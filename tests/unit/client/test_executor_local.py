@@ -218,6 +218,25 @@ async def test_a_hanging_mock_fails_within_its_timeout_not_after_its_hang() -> N
     assert time.monotonic() - started < 30  # the hang was cut short, not waited out
 
 
+async def test_a_call_run_alone_that_succeeds_never_waits_behind_the_event_loop() -> None:
+    """execute() runs a lone call in the caller's task: a tool that returns at once returns
+    without the loop running anything else ready meanwhile (the executor's own background
+    reports among them), which would count in the call's time."""
+
+    async def at_once() -> str:
+        return "done"
+
+    ran_meanwhile: list[bool] = []
+    executor = Executor([function_tool(at_once)], target=nothing_listening(), watch_tools=False)
+    try:
+        asyncio.get_running_loop().call_soon(ran_meanwhile.append, True)
+        result = await executor.run_one({"id": "c1", "name": "at_once", "arguments": {}})
+        assert result.ok
+        assert ran_meanwhile == []
+    finally:
+        await executor.close(patience=0.1)
+
+
 def test_the_local_policy_follows_the_seed_delays_and_honours_retry_after() -> None:
     policy = LocalPolicy()
     timeout = ToolFailure("slow", "TimeoutError", "TIMEOUT")
@@ -229,6 +248,21 @@ def test_the_local_policy_follows_the_seed_delays_and_honours_retry_after() -> N
     past = policy.decide("t", limited, 1, 29.0)  # past 30 s of delays
     assert past.action.value == "FAIL"
     assert "unavailable for now" in past.llm_message
+
+
+def test_the_local_policy_waits_out_a_rate_limit_past_five_attempts_as_errord_does() -> None:
+    """A rate limit that says how long to wait is retried past the fifth attempt, within
+    30 s of delays; one that does not say, and any other transient failure, is not."""
+    policy = LocalPolicy()
+    limited = ToolFailure("429", http_status=429, retry_after=1.0)
+    sixth = policy.decide("t", limited, 6, 5.0)
+    assert (sixth.action.value, sixth.delay) == ("RETRY", 1.0)
+    assert "retry 6, a rate limit's wait past the 4" in sixth.reason
+    assert policy.decide("t", limited, 6, 29.5).action.value == "FAIL"  # past 30 s of delays
+    unsaid = ToolFailure("429", http_status=429)
+    assert policy.decide("t", unsaid, 5, 1.5).action.value == "FAIL"
+    unavailable = ToolFailure("503", http_status=503, retry_after=1.0)
+    assert policy.decide("t", unavailable, 5, 1.5).action.value == "FAIL"
 
 
 def test_the_plan_ignores_dependencies_outside_the_batch() -> None:

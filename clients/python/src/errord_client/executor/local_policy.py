@@ -8,7 +8,9 @@ default policy (what errord applies to a tool without a manifest): a failure of 
 call's arguments goes back to the model, which is the only one that can correct it; a
 failure of the tool's own code fails the call, not retried; a transient one is retried
 after 100, 200, 400 and 800 ms, at most 5 attempts per call, never sooner than a
-Retry-After asks when that fits 30 s of delays; a transient failure of the backend out of
+Retry-After asks when that fits 30 s of delays (a rate limit that says how long to wait
+is waited out past the 5 attempts, as errord does, within those 30 s); a transient
+failure of the backend out of
 retries fails the call for now (nobody can act on an outage: the model may go on without
 the tool, or call it again later); what a person must fix is escalated to the user.
 """
@@ -94,14 +96,22 @@ class LocalPolicy:
             delay = min(self.initial_delay * self.multiplier ** (attempt - 1), self.max_delay)
             if failure.retry_after is not None:
                 delay = max(delay, failure.retry_after)
-            if attempt < self.max_attempts and delays_so_far + delay <= self.max_total_delay:
+            waits_its_turn = (
+                classification.code is ErrorCode.RATE_LIMITED and failure.retry_after is not None
+            )
+            within = attempt < self.max_attempts
+            if (within or waits_its_turn) and delays_so_far + delay <= self.max_total_delay:
+                which = (
+                    f"{attempt} of {self.max_attempts - 1}"
+                    if within
+                    else f"{attempt}, a rate limit's wait past the {self.max_attempts - 1}"
+                )
                 return replace(
                     read,
                     action=Action.RETRY,
                     delay=delay,
                     user_message=f"{_label(tool)} had a temporary problem; trying again.",
-                    reason=f"transient {code}: retry {attempt} of {self.max_attempts - 1} after "
-                    f"{delay * 1000:.0f} ms {LOCALLY}",
+                    reason=f"transient {code}: retry {which} after {delay * 1000:.0f} ms {LOCALLY}",
                 )
         if not permanent and fault is Fault.BACKEND:
             return replace(

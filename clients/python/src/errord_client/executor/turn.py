@@ -147,6 +147,10 @@ class Turn:
             return []
         self._ran = True
         await self._begin(batch)
+        if self._ends_at is None and len(batch.plan.calls) == 1:
+            # One call needs no task of its own: awaited here, it does not wait for the
+            # loop to schedule it behind whatever else is ready (a success never yields).
+            return [await self._started(0, batch.plan.calls[0], batch)]
         tasks = [
             asyncio.ensure_future(self._started(position, call, batch))
             for position, call in enumerate(batch.plan.calls)

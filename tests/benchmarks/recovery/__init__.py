@@ -1,0 +1,1 @@
+"""Benchmark: does errord make agents recover better than the retry stacks they use today?"""
