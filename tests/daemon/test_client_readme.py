@@ -136,6 +136,7 @@ def test_every_link_of_the_client_readme_leads_to_a_file_and_heading_that_exist(
     [
         *sorted((ROOT / "clients" / "python" / "docs").glob("*.md")),
         ROOT / "clients" / "typescript" / "README.md",
+        *sorted((ROOT / "clients" / "typescript" / "docs").glob("*.md")),
     ],
     ids=lambda page: str(page.relative_to(ROOT)),
 )
