@@ -110,6 +110,15 @@ class ToolBoard:
         if until > view.limited_until:
             self._tools[key] = replace(view, limited_until=until)
 
+    async def wait_out_limits(
+        self, key: str, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    ) -> None:
+        """Return once no rate-limit window holds the tool in the scope of ``key``: a 429
+        another call met while this one waited holds it longer, and nothing may leave
+        before the wait the backend asked for is over."""
+        while (held := self.held_for(key)) > 0:
+            await sleep(held)
+
     def apply(self, response: pb.WatchToolsResponse) -> None:
         """Take in one WatchTools response."""
         if response.HasField("default_timeout"):

@@ -130,9 +130,7 @@ class CallRun:
                 return None, 0.0, refusal, None
             # Admitted, or errord silent: a rate limit met here errord has not heard of
             # yet still holds the tool until the wait the backend asked for is over.
-            held = board.held_for(key)
-            if held:
-                await asyncio.sleep(held)
+            await board.wait_out_limits(key)
         timeout = self.timeout or board.timeout(key, tool.timeout)
         self.attempts += 1
         self.standing.attempts = self.attempts
