@@ -156,6 +156,16 @@ def no_windows(tool: str) -> RateWindow | None:
     return None
 
 
+BreakerGate = Callable[[str, BreakerState, datetime], BreakerState]
+"""A tool's breaker as decisions must obey it, given its key, the host's own breaker and
+the time: the own one, or a stricter one while the fleet refuses the tool (errord.fleet).
+Never recorded: the trace keeps the host's own breaker."""
+
+
+def ungated(tool: str, state: BreakerState, now: datetime) -> BreakerState:
+    return state
+
+
 class ToolActivity(Protocol):
     """What the engine reads of a tool's activity for every call (errord.state.tool_stats)."""
 
@@ -242,6 +252,7 @@ class Engine:
         decision_id: str | None = None,
         window_of: WindowViews = no_windows,
         activity_of: ActivityViews = no_activity,
+        gate: BreakerGate = ungated,
     ) -> Decided:
         """The decision on ``report`` (redacted already: errord.decide.redact.redact_report),
         given what its call and turn went through so far, the breakers of its tool and the
@@ -249,7 +260,9 @@ class Engine:
         ``reads``, what ``reads`` said of it, if the caller asked. ``decision_id``: the
         decision's id (a replay gives the recorded one); None for a new one. The id seeds
         the decision's jitter, so that deciding the same report with the same id, state
-        and ``now`` gives the same decision."""
+        and ``now`` gives the same decision. ``gate``: the breaker the policy obeys, from
+        the tool's own once the failure is counted (a fleet's may be stricter); the
+        decision records the own one."""
         if reads is None or reads.manifests is not manifests:
             reads = Reads(report, manifests)
         classification = reads.classification
@@ -279,6 +292,8 @@ class Engine:
         problems = _problems(report, classification.code, tool.validator)
         mistake = mistake_key(report, error, classification, problems, manifest.parameters)
         activity = activity_of(key)
+        own = stepped.state
+        gated = gate(key, own, now)
         context = DecisionContext(
             report=report,
             classification=classification,
@@ -293,8 +308,8 @@ class Engine:
             turn=_turn_part(report, turn, mistake),
             now=now,
             breaker=BreakerPart(
-                stepped.state,
-                _open_tools(manifest.alternatives, report.scope, breaker_of, now),
+                gated,
+                _open_tools(manifest.alternatives, report.scope, breaker_of, now, gate),
                 window_of(key),
                 tool.manifest.timeout,
             ),
@@ -306,6 +321,8 @@ class Engine:
         )
         verdict = self._policy.decide(context)
         decision = self._decision(context, verdict, manifests)
+        if gated is not own:  # the fleet's breaker decided; the trace keeps the host's own
+            decision = structs.replace(decision, breaker=own)
         if probe_role(context, verdict) == "probe":
             probe = _probe(decision, context)
             decision = structs.replace(
@@ -467,7 +484,13 @@ def _decision_of(
         ),
         correction=correction,
         recalled=tuple(
-            Recalled(recovery=name, succeeded=e.succeeded, failed=e.failed, unknown=e.unknown)
+            Recalled(
+                recovery=name,
+                succeeded=e.succeeded,
+                failed=e.failed,
+                unknown=e.unknown,
+                from_fleet=e.from_fleet,
+            )
             for name, e in context.memory.items()
         ),
     )
@@ -604,13 +627,20 @@ def _rate_limited(report: FailureReport, window: RateWindow) -> RateLimited:
 
 
 def _open_tools(
-    tools: tuple[str, ...], scope: str, breaker_of: BreakerViews, now: datetime
+    tools: tuple[str, ...],
+    scope: str,
+    breaker_of: BreakerViews,
+    now: datetime,
+    gate: BreakerGate = ungated,
 ) -> frozenset[str]:
     """Those of ``tools`` whose breaker in ``scope`` (the failed call's: an alternative
-    is read where the call ran) is open at ``now``."""
+    is read where the call ran), as ``gate`` lets it act, is open at ``now``."""
     open_tools = []
     for tool in tools:
-        breaker = breaker_of(tool_key(tool, scope))
+        key = tool_key(tool, scope)
+        breaker = breaker_of(key)
+        if gate is not ungated:
+            breaker = gate(key, breaker or CLOSED_BREAKER, now)
         if breaker is not None and breaker.effective_phase(now) is BreakerPhase.OPEN:
             open_tools.append(tool)
     return frozenset(open_tools)
