@@ -91,6 +91,14 @@
     telemetry_hash_ids = false          # user_id, session_id: recorded and exported as SHA-256
     telemetry_id_salt = "..."           # prefixed to each id before it is hashed
 
+    # A fleet (docs/fleet.md): daemons sharing rate-limit windows, breaker evidence and
+    # memory through Redis or Valkey; off unless fleet_url is set; needs errord[fleet].
+    fleet_url = "redis://errord:secret@10.0.0.5:6379/0"  # or rediss://, or unix:///PATH
+    fleet_name = "errord"               # daemons of one fleet share a name (and a Redis)
+    fleet_host = "agent-1"              # this daemon's name in the fleet; default: hostname
+    fleet_quorum = 2                    # hosts whose breaker must be open to refuse a tool
+    fleet_breaker_window_seconds = 120  # how long a host's breaker opening counts
+
 Relative paths in the file are relative to the file's directory. A ``[client]`` table
 says how the operator commands reach the daemon (errord/client_config.py).
 """
@@ -151,6 +159,8 @@ LIMIT_SETTINGS = {limit.name: limit.name for limit in fields(Limits)}
 TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d{1,5})$")
 
 
+FLEET_SCHEMES = ("redis://", "rediss://", "unix://")
+FLEET_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MAX_MODEL_CORRECTIONS = 10
 MAX_MEMORY_AGE = 31_536_000.0
 """A year, in seconds."""
@@ -330,6 +340,17 @@ class Settings:
     SHA-256 (of ``telemetry_id_salt`` followed by the id) instead of as given."""
     telemetry_id_salt: str | None = None
     """Prefixed to each id before it is hashed; None for none."""
+    fleet_url: str | None = None
+    """The Redis (or Valkey) a fleet shares through: redis://, rediss:// (TLS) or
+    unix:///PATH, with an ACL user and password if any (errord.fleet); None: alone."""
+    fleet_name: str = "errord"
+    """The fleet's name: daemons share only with those of the same name."""
+    fleet_host: str | None = None
+    """This daemon's name in the fleet; None: the machine's host name."""
+    fleet_quorum: int = 2
+    """Hosts whose own breaker of a tool must be open for every host to refuse it."""
+    fleet_breaker_window_seconds: float = 120.0
+    """How long after a host's breaker opened that opening counts towards the quorum."""
     client: ClientSettings = field(default_factory=ClientSettings)
     """How the operator commands reach this daemon: the ``[client]`` table."""
 
@@ -405,6 +426,19 @@ class Settings:
         formats = [layout.value for layout in MessageFormat]
         if self.llm_message_format not in formats:
             yield f"llm_message_format: expected one of {', '.join(formats)}"
+        yield from self._fleet_problems()
+
+    def _fleet_problems(self) -> Iterator[str]:
+        if self.fleet_url is not None and not self.fleet_url.startswith(FLEET_SCHEMES):
+            yield "fleet_url: expected a redis://, rediss:// or unix:// URL"
+        for name in ("fleet_name", "fleet_host"):
+            value = getattr(self, name)
+            if value is not None and not FLEET_NAME.fullmatch(value):
+                yield f"{name}: expected 1 to 64 letters, digits, '.', '_' or '-'"
+        if not 1 <= self.fleet_quorum <= 100:
+            yield "fleet_quorum: must be from 1 to 100"
+        if not 1 <= self.fleet_breaker_window_seconds <= 86_400:
+            yield "fleet_breaker_window_seconds: must be from 1 to 86400 (a day)"
 
     def _access_problems(self) -> Iterator[str]:
         """The access settings' shapes; their files are read at start."""
