@@ -16,7 +16,9 @@
         └── CorruptDatabase      it fails SQLite's integrity check, or is no database
 
 The errord command adds two of its own under ErrordError (errord.cli: CommandError,
-TLSFileError). Anything else escaping the service layer is a bug, reported as INTERNAL.
+TLSFileError), and the fleet one (errord.fleet.records.Refused: a value read from Redis
+that is ignored, never raised past the link). Anything else escaping the service layer
+is a bug, reported as INTERNAL.
 """
 
 from __future__ import annotations

@@ -1,0 +1,512 @@
+"""The link to the fleet's Redis: join, load, listen, beat, race for probes; alone when
+Redis is gone.
+
+Under the prefix ``errord:fleet:<fleet_name>:`` Redis holds a hash per host (a field per
+thing: a breaker, a window, an error's memory; each value a ``Word``), the hosts' cards
+(a hash, refreshed every BEAT seconds: who is live, and their last word), a claim key per
+tool refused fleet-wide (the fleet's one probe: SET NX with an expiry), and a pub/sub
+channel on which every host publishes its words as it commits them.
+
+A session: subscribe (so nothing said meanwhile is missed), load every host's hash
+(SYNCING), write this host's whole evidence anew and say hello (the others read its hash
+again), then IN_SYNC: apply what the channel brings, beat, race for the probes this host
+may run, send the words the outbox gathers. Any Redis error, a timeout included (IO_TIMEOUT:
+a slow Redis is a gone one), ends the session: the host is ALONE, deciding with its own
+breakers, windows and memory (the view keeps what it heard, and stops gating), one log
+line says so, and the link tries again, RETRY_FIRST to RETRY_MAX seconds apart. Nothing
+here is awaited by a decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError, ResponseError
+
+from errord.clock import Clock
+from errord.decide.events import TraceEvent
+from errord.fleet.outbox import Outbox, field_of
+from errord.fleet.records import (
+    MAX_KEY,
+    Batch,
+    Body,
+    BreakerWord,
+    Card,
+    Claim,
+    ClaimWord,
+    HelloWord,
+    Ignored,
+    MemoryWord,
+    Refused,
+    WindowWord,
+    Word,
+    encode,
+    read_batch,
+    read_card,
+    read_claim,
+    read_word,
+)
+from errord.fleet.status import (
+    BreakerSeen,
+    FleetSnapshot,
+    FleetState,
+    FleetStatus,
+    HostSeen,
+    WindowSeen,
+)
+from errord.fleet.view import FleetView
+
+log = logging.getLogger("errord.fleet")
+
+BEAT = 1.0
+"""Seconds between a host's heartbeats (its card), and between its reads of the cards."""
+TICK = 0.05
+"""Seconds between looks at the probes to race for, and at quorums that aged."""
+IO_TIMEOUT = 1.0
+"""Seconds a Redis command may take before the link counts Redis as gone."""
+RETRY_FIRST, RETRY_MAX = 0.25, 5.0
+"""Seconds between attempts to reach Redis again: doubling from the first to the most."""
+CLAIM_LEAD = 0.5
+"""Seconds before the fleet's half-open moment that a host with calls waiting races."""
+IDLE_CLAIM = 1.0
+"""Seconds after it that a host with no call waiting races (so the probe is run even
+when only hosts whose breaker stayed closed have calls)."""
+PROBE_HOLD = 10.0
+"""Seconds the fleet's probe is held by the host that won it, past the half-open moment."""
+MAX_HOSTS = 1_000
+"""Cards read at most: a fleet larger is a hostile hosts hash."""
+SEND_BATCH = 500
+"""Words one message carries at most."""
+
+REDIS_ERRORS = (RedisError, OSError, asyncio.TimeoutError)
+
+Changed = Callable[[set[str] | None], None]
+"""Told the tool keys whose breaker or window as decisions see it changed (None: all)."""
+
+
+class FleetLink:
+    """One host's link to its fleet, and the view it keeps current."""
+
+    def __init__(
+        self,
+        url: str,
+        fleet: str,
+        host: str,
+        view: FleetView,
+        outbox: Outbox,
+        clock: Clock,
+        on_change: Changed,
+    ) -> None:
+        self._url = url
+        self.view = view
+        self.outbox = outbox
+        self._clock = clock
+        self._on_change = on_change
+        self.status = FleetStatus(fleet=fleet, host=host, quorum=view.quorum)
+        self._set(FleetState.SYNCING, "")
+        self.instance = time.time_ns()
+        """This daemon's instance: its words outrank those of its earlier runs."""
+        self._seq = 0
+        prefix = f"errord:fleet:{fleet}:"
+        self._prefix = prefix
+        self._hosts_key = prefix + "hosts"
+        self._channel = prefix + "words"
+        self.cards: dict[str, Card] = {}
+        """The hosts' cards, as last read."""
+        self.last_word = ""
+        self.last_word_at: datetime | None = None
+        self._wake = asyncio.Event()
+        outbox.on_word = self._wake.set
+
+    @property
+    def fleet(self) -> str:
+        return self.status.fleet
+
+    @property
+    def host(self) -> str:
+        return self.status.host
+
+    # The commit path: called after each commit, never waits.
+
+    def committed(self, events: Iterable[TraceEvent]) -> None:
+        """This host's committed events: its words queued, its own breakers counted in
+        the view at once (it is one of the quorum's hosts)."""
+        self.outbox.committed(list(events))
+        own = self.outbox.own_breakers
+        if own:
+            now = self._clock.now()
+            changed: set[str] = set()
+            for body in own:
+                changed |= self.view.apply(self._word(body, now), now)
+            own.clear()
+            if changed:
+                self._on_change(changed)
+
+    # The session.
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Keep the link until ``stop`` is set, alone while Redis is gone."""
+        wait = RETRY_FIRST
+        while not stop.is_set():
+            try:
+                await self._session(stop)
+                wait = RETRY_FIRST
+            except REDIS_ERRORS as error:
+                self._lost(error)
+            except Refused as refused:  # a hosts hash beyond bounds: no fleet to join
+                self._lost(refused)
+            if stop.is_set():
+                break
+            try:
+                await asyncio.wait_for(stop.wait(), wait)
+            except TimeoutError:
+                wait = min(wait * 2, RETRY_MAX)
+
+    async def _session(self, stop: asyncio.Event) -> None:
+        client = aioredis.Redis.from_url(
+            self._url, socket_timeout=IO_TIMEOUT, socket_connect_timeout=IO_TIMEOUT
+        )
+        pubsub = client.pubsub()
+        try:
+            await pubsub.subscribe(self._channel)
+            if self.status.state is not FleetState.ALONE:
+                self._set(FleetState.SYNCING, "")
+            await self._load(client)
+            await self._join(client)
+            self._in_sync()
+            tasks = [
+                asyncio.create_task(self._listen(client, pubsub)),
+                asyncio.create_task(self._beat(client)),
+                asyncio.create_task(self._send(client)),
+                asyncio.create_task(stop.wait()),
+            ]
+            try:
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+            for task in done:
+                task.result()  # a Redis error ends the session
+        finally:
+            self.view.coordinating = False
+            self._on_change(None)
+            try:
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                await client.aclose()
+            except REDIS_ERRORS:
+                pass
+
+    def _in_sync(self) -> None:
+        if self.status.state is FleetState.ALONE:
+            log.warning(
+                "fleet %s: Redis is back; resynced with %d hosts, sharing again",
+                self.fleet,
+                self.status.hosts,
+            )
+        else:
+            hosts = len(self.cards)
+            log.info("fleet %s: in sync as %s with %d hosts", self.fleet, self.host, hosts)
+        self._set(FleetState.IN_SYNC, "")
+        self.view.coordinating = True
+        self._on_change(None)
+
+    def _lost(self, error: BaseException) -> None:
+        problem = _problem(error)
+        if self.status.state is not FleetState.ALONE:  # one line per outage
+            self.status.outages += 1
+            log.warning(
+                "fleet %s: Redis cannot be reached (%s); deciding alone with this host's "
+                "own breakers, windows and memory until it returns",
+                self.fleet,
+                problem,
+            )
+        self._set(FleetState.ALONE, problem)
+
+    def _set(self, state: FleetState, problem: str) -> None:
+        if state is not self.status.state:
+            self.status.since = self._clock.now()
+        self.status.state = state
+        self.status.problem = problem
+
+    # Loading the fleet's state.
+
+    async def _load(self, client: aioredis.Redis) -> None:
+        """Every host's card and hash into the view."""
+        now = self._clock.now()
+        cards = await self._read_cards(client, now)
+        changed: set[str] = set()
+        for host in cards:
+            if host != self.host:
+                changed |= self.view.forget_host(host, now)
+                changed |= await self._load_host(client, host)
+        self.view.heartbeats({host: card.seen_at for host, card in cards.items()}, now)
+        self._on_change(changed)
+
+    async def _read_cards(self, client: aioredis.Redis, now: datetime) -> dict[str, Card]:
+        try:
+            if await client.hlen(self._hosts_key) > MAX_HOSTS:
+                self._ignored(Refused(Ignored.OUT_OF_BOUNDS, "more hosts than a fleet has"))
+                return self.cards
+            raw = await client.hgetall(self._hosts_key)
+        except ResponseError as error:
+            if "WRONGTYPE" not in str(error):
+                raise
+            self._ignored(Refused(Ignored.WRONG_TYPE, self._hosts_key))
+            return self.cards
+        cards: dict[str, Card] = {}
+        for name, value in raw.items():
+            try:
+                host = _text(name)
+                cards[host] = read_card(value, self.fleet, host)
+            except Refused as refused:
+                self._ignored(refused)
+        self.cards = cards
+        self.status.hosts = len(self.view.live_hosts(now) & {*cards, self.host})
+        return cards
+
+    async def _load_host(self, client: aioredis.Redis, host: str) -> set[str]:
+        key = self._host_key(host)
+        changed: set[str] = set()
+        try:
+            async for _, value in client.hscan_iter(key, count=500):
+                now = self._clock.now()
+                try:
+                    changed |= self.view.apply(read_word(value, self.fleet, host, now), now)
+                except Refused as refused:
+                    self._ignored(refused)
+        except ResponseError as error:
+            if "WRONGTYPE" not in str(error):
+                raise
+            self._ignored(Refused(Ignored.WRONG_TYPE, key))
+        return changed
+
+    async def _join(self, client: aioredis.Redis) -> None:
+        """This host's whole evidence written anew (its hash replaced), its card, and a
+        hello: the others read its hash again."""
+        now = self._clock.now()
+        own = self._host_key(self.host)
+        words = [self._word(body, now) for body in self.outbox.everything()]
+        self.view.forget_host(self.host, now)
+        for word in words:
+            if isinstance(word.body, BreakerWord):
+                self.view.apply(word, now)
+        async with client.pipeline(transaction=True) as pipe:
+            pipe.delete(own)
+            for start in range(0, len(words), SEND_BATCH):
+                chunk = words[start : start + SEND_BATCH]
+                pipe.hset(own, mapping={field_of(word.body): encode(word) for word in chunk})
+            pipe.hset(self._hosts_key, self.host, encode(self._card(now)))
+            pipe.publish(self._channel, encode(Batch([self._word(HelloWord(), now)])))
+            await pipe.execute()
+        self.cards[self.host] = self._card(now)
+
+    # In sync.
+
+    async def _listen(self, client: aioredis.Redis, pubsub: aioredis.client.PubSub) -> None:
+        while True:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=BEAT)
+            if message is None or message.get("type") != "message":
+                continue
+            now = self._clock.now()
+            try:
+                words, refused = read_batch(message.get("data"), self.fleet, now)
+            except Refused as whole:
+                self._ignored(whole)
+                continue
+            for problem in refused:
+                self._ignored(problem)
+            changed: set[str] = set()
+            for word in words:
+                if word.host == self.host:
+                    continue
+                if isinstance(word.body, HelloWord):
+                    changed |= self.view.forget_host(word.host, now)
+                    changed |= await self._load_host(client, word.host)
+                else:
+                    changed |= self.view.apply(word, now)
+            if changed:
+                self._on_change(changed)
+
+    async def _beat(self, client: aioredis.Redis) -> None:
+        next_beat = 0.0
+        while True:
+            now = self._clock.now()
+            if self._clock.monotonic() >= next_beat:
+                await client.hset(self._hosts_key, self.host, encode(self._card(now)))
+                cards = await self._read_cards(client, now)
+                seen = {host: card.seen_at for host, card in cards.items()}
+                changed = self.view.heartbeats(seen, now)
+                if changed:
+                    self._on_change(changed)
+                next_beat = self._clock.monotonic() + BEAT
+            changed = self.view.refresh(now)
+            changed |= await self._race(client, now)
+            if changed:
+                self._on_change(changed)
+            await self._clock.sleep(TICK)
+
+    async def _race(self, client: aioredis.Redis, now: datetime) -> set[str]:
+        """Race for the fleet's probe of each tool this host may run it for; the tools
+        whose holder is now known."""
+        changed: set[str] = set()
+        for key, regime, wanted in list(self.view.claimable(now, demand=BEAT * 5)):
+            lead = timedelta(seconds=CLAIM_LEAD if wanted else -IDLE_CLAIM)
+            if now < regime.half_opens_at - lead:
+                continue
+            until = max(regime.half_opens_at, now) + timedelta(seconds=PROBE_HOLD)
+            claim_key = self._claim_key(key)
+            claim = Claim(self.fleet, self.host, self.instance, until)
+            won = await client.set(claim_key, encode(claim), nx=True, px=_millis(until - now) or 1)
+            if won:
+                changed |= self.view.hold(key, self.host, until)
+                word = self._word(ClaimWord(key=key, until=until), now)
+                await client.publish(self._channel, encode(Batch([word])))
+                self.last_word, self.last_word_at = f"took the fleet's probe of {key}", now
+                continue
+            value = await client.get(claim_key)
+            if value is None:
+                continue  # it ended meanwhile: race again at the next tick
+            try:
+                held = read_claim(value, self.fleet)
+            except Refused as refused:
+                self._ignored(refused)
+                await client.delete(claim_key)  # not errord's: it must not stop the probe
+                continue
+            if held.until > now + timedelta(seconds=PROBE_HOLD * 2):
+                self._ignored(Refused(Ignored.OUT_OF_BOUNDS, "a claim held too long"))
+                await client.delete(claim_key)
+                continue
+            changed |= self.view.hold(key, held.host, held.until)
+        return changed
+
+    async def _send(self, client: aioredis.Redis) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            bodies = self.outbox.take()
+            if not bodies:
+                continue
+            now = self._clock.now()
+            words = [self._word(body, now) for body in bodies]
+            own = self._host_key(self.host)
+            async with client.pipeline(transaction=False) as pipe:
+                for start in range(0, len(words), SEND_BATCH):
+                    chunk = words[start : start + SEND_BATCH]
+                    pipe.hset(own, mapping={field_of(word.body): encode(word) for word in chunk})
+                    pipe.publish(self._channel, encode(Batch(chunk)))
+                await pipe.execute()
+            self.last_word, self.last_word_at = _said(words[-1].body), now
+
+    # Records.
+
+    def _word(self, body: Body, now: datetime) -> Word:
+        self._seq += 1
+        return Word(self.fleet, self.host, self.instance, self._seq, now, body)
+
+    def _card(self, now: datetime) -> Card:
+        word = self.last_word[: MAX_KEY * 2]
+        return Card(self.fleet, self.host, self.instance, now, word, self.last_word_at)
+
+    def _host_key(self, host: str) -> str:
+        return f"{self._prefix}host:{host}"
+
+    def _claim_key(self, key: str) -> str:
+        return f"{self._prefix}probe:{hashlib.sha256(key.encode()).hexdigest()}"
+
+    def _ignored(self, refused: Refused) -> None:
+        self.status.ignored[refused.reason] += 1
+        log.debug("fleet %s: ignored a value in Redis: %s", self.fleet, refused)
+
+    # For operators.
+
+    def snapshot(self) -> FleetSnapshot:
+        now = self._clock.now()
+        view = self.view
+        live = view.live_hosts(now)
+        hosts = [
+            HostSeen(self.host, True, now, True, self.last_word, self.last_word_at),
+            *(
+                HostSeen(
+                    card.host,
+                    False,
+                    card.seen_at,
+                    card.host in live,
+                    card.last_word,
+                    card.last_word_at,
+                )
+                for card in sorted(self.cards.values(), key=lambda card: card.host)
+                if card.host != self.host
+            ),
+        ]
+        breakers = []
+        for key, heard in sorted(view.breakers.items()):
+            open_on = tuple(
+                sorted(
+                    host
+                    for host, each in heard.items()
+                    if host in live
+                    and isinstance(each.word, BreakerWord)
+                    and view.counts(each.word, now)
+                )
+            )
+            if not open_on:
+                continue
+            regime = view.regimes.get(key)
+            hold = view.holds.get(key)
+            breakers.append(
+                BreakerSeen(
+                    key,
+                    open_on,
+                    regime is not None,
+                    regime.half_opens_at if regime is not None else None,
+                    hold.host if hold is not None else "",
+                    hold.until if hold is not None else None,
+                )
+            )
+        windows = [
+            WindowSeen(key, host, each.word.until)
+            for key, heard in sorted(view.windows.items())
+            for host, each in sorted(heard.items())
+            if isinstance(each.word, WindowWord) and each.word.until > now
+        ]
+        return FleetSnapshot(
+            self.status, tuple(hosts), tuple(breakers), tuple(windows), view.shared_errors
+        )
+
+
+def _said(body: Body) -> str:
+    if isinstance(body, BreakerWord):
+        return f"the breaker of {body.key} {body.phase.value.lower().replace('_', '-')}"
+    if isinstance(body, WindowWord):
+        return f"a rate-limit window of {body.key} until {body.until.isoformat()}"
+    if isinstance(body, MemoryWord):
+        return f"memory of an error of {body.key}"
+    return "joined"
+
+
+def _text(name: object) -> str:
+    if not isinstance(name, bytes) or len(name) > MAX_KEY:
+        raise Refused(Ignored.MALFORMED, "a host name that is not text")
+    try:
+        return name.decode()
+    except UnicodeDecodeError:
+        raise Refused(Ignored.MALFORMED, "a host name that is not UTF-8") from None
+
+
+def _millis(delta: timedelta) -> int:
+    return max(0, int(delta.total_seconds() * 1000))
+
+
+def _problem(error: BaseException) -> str:
+    """What went wrong, in a line, without the URL (it may hold a password)."""
+    if isinstance(error, asyncio.TimeoutError):
+        return f"no answer within {IO_TIMEOUT:g} s"
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text[:200]
