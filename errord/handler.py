@@ -12,17 +12,17 @@ hold every call and turn; a key they dropped for room is read back first.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import Any, Protocol, TypeAlias, TypeVar, cast
 
 from msgspec import structs
 
 from errord.clock import Clock
 from errord.decide.admission import Admission, admit, refusal, was_refused
 from errord.decide.correction import closest_tools
-from errord.decide.engine import CallCheck, Engine
+from errord.decide.engine import BreakerGate, CallCheck, Engine, ungated
 from errord.decide.events import (
     EventDetail,
     EventKind,
@@ -71,6 +71,19 @@ from errord.state.store import DuplicateEvent, Store, Unit
 from errord.state.turns import TurnState
 
 T = TypeVar("T")
+
+
+class SharedViews(Protocol):
+    """What a fleet adds to a host's views (errord.fleet.view.FleetView): decisions read
+    them instead of the host's own, never awaiting."""
+
+    def gate(self, key: str, state: BreakerState, now: datetime) -> BreakerState: ...
+    def peek(self, key: str, state: BreakerState, now: datetime) -> BreakerState: ...
+    def window_of(self, key: str) -> RateWindow | None: ...
+    def memory_of(self, key: str, signature: str) -> MemoryStats | None: ...
+    def keys(self) -> Iterator[str]: ...
+
+
 Answer: TypeAlias = Coroutine[Any, Any, tuple[T, bool]]
 """What a report is answered with, and whether it was recorded before; awaited after deciding."""
 
@@ -112,6 +125,18 @@ class ErrorHandler:
             state.memory, memory_bounds or MemoryBounds(), store.submit, clock
         )
         """Keeps episodic memory within its bounds: room in each unit, age in the background."""
+        self.fleet: SharedViews | None = None
+        self._gate: BreakerGate = ungated
+        self._window_of: Callable[[str], RateWindow | None] = state.windows.view
+        self._memory_of: Callable[[str, str], MemoryStats | None] = self._remembered
+
+    def share(self, fleet: SharedViews) -> None:
+        """Decide with what ``fleet`` adds: other hosts' windows and memory, and their
+        breakers' quorum (errord.fleet)."""
+        self.fleet = fleet
+        self._gate = fleet.gate
+        self._window_of = fleet.window_of
+        self._memory_of = fleet.memory_of
 
     async def report_failure(
         self, report: FailureReport, *, redacted: bool = False
@@ -176,8 +201,10 @@ class ErrorHandler:
                 self._check_open(key.turn_id)
                 manifest = self.manifests.manifest_for(key.tool)[0]
                 breaker = self._state.breakers.view(report.tool_key)
-                window = self._state.windows.view(report.tool_key)
+                window = self._window_of(report.tool_key)
                 now = self.clock.now()
+                if self.fleet is not None:
+                    breaker = self._gate(report.tool_key, breaker or CLOSED_BREAKER, now)
                 admission = admit(key, manifest, breaker, now, window, scope)
             if admission is not None and admission.held:
                 answer = self._answer_failure(held, held_reads)
@@ -196,7 +223,8 @@ class ErrorHandler:
                 claim = self._claims.get(key)
         if admission is None or not admission.admitted:
             decision, replayed = await answer
-            refused = Admission(admitted=False, breaker=decision.breaker or CLOSED_BREAKER)
+            shown = self.breaker(report.tool_key) if self.fleet is not None else decision.breaker
+            refused = Admission(admitted=False, breaker=shown or CLOSED_BREAKER)
             return refused, decision, replayed
         if claim is not None:
             await claim.wait()
@@ -336,19 +364,28 @@ class ErrorHandler:
 
     def breaker(self, key: str) -> BreakerState | None:
         """The breaker of a tool in a scope (its key: errord.decide.scope) as decisions see
-        it; None if it never changed."""
-        return self._state.breakers.view(key)
+        it; None if it never changed. In a fleet, as the fleet's quorum lets it act."""
+        own = self._state.breakers.view(key)
+        if self.fleet is None:
+            return own
+        return self.fleet.peek(key, own or CLOSED_BREAKER, self.clock.now())
 
     def window(self, key: str) -> RateWindow | None:
         """The rate-limit window of a tool in a scope (its key) as decisions see it; None if
-        it never had one."""
-        return self._state.windows.view(key)
+        it never had one; in a fleet, the longest any host received."""
+        return self._window_of(key)
 
     def known_tools(self) -> set[str]:
         """The keys of every tool with a manifest, and of every tool and scope with a
         breaker or a rate-limit window."""
         state = self._state
-        return {*self.manifests.names, *state.breakers.snapshot(), *state.windows.snapshot()}
+        shared = self.fleet.keys() if self.fleet is not None else ()
+        return {
+            *self.manifests.names,
+            *state.breakers.snapshot(),
+            *state.windows.snapshot(),
+            *shared,
+        }
 
     def validate_call(self, tool: str, arguments: Mapping[str, JSONValue]) -> CallCheck:
         """``arguments`` checked against ``tool``'s JSON Schema; nothing is recorded.
@@ -413,10 +450,11 @@ class ErrorHandler:
             turn,
             now,
             self._state.breakers.view,
-            self._remembered,
+            self._memory_of,
             reads,
-            window_of=self._state.windows.view,
+            window_of=self._window_of,
             activity_of=self._state.tool_stats.view,
+            gate=self._gate,
         )
         self._check_room(report.turn_id, turn, decided.events)
         unit = self._submit(EventKind.FAILURE, report.key, decided.events, now)
