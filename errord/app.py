@@ -30,6 +30,7 @@ from errord.decide.model import BreakerChange, BreakerPhase
 from errord.decide.policy import default_policy
 from errord.decide.scope import scoped_name
 from errord.errors import ConfigError
+from errord.fleet.joining import join_fleet
 from errord.handler import ErrorHandler
 from errord.manifests.files import load_manifest_dir, overlooked
 from errord.manifests.root import ManifestRoot
@@ -100,7 +101,10 @@ async def serve(
         state = Projections(
             settings.state_capacity, memory_errors=bounds.max_errors, max_tools=settings.max_tools
         )
+        fleet = join_fleet(settings, state, clock, breaker_feed.changed)
         on_commit = functools.partial(committed, feed, breaker_feed)
+        if fleet is not None:
+            on_commit = functools.partial(committed_in_fleet, on_commit, fleet.committed)
         # Calls and turns are read only through the handler's Holder: loaded after start.
         later = (state.calls, state.turns)
         opening = Store.open(settings.db, clock, state, on_commit=on_commit, load_later=later)
@@ -118,6 +122,8 @@ async def serve(
             handler = ErrorHandler(
                 engine, store, state, manifests, clock, bounds, max_tools=settings.max_tools
             )
+            if fleet is not None:
+                handler.share(fleet.view)
             trace_bounds = TraceBounds(
                 settings.trace_retention_seconds,
                 settings.trace_retention_bytes,
@@ -144,7 +150,14 @@ async def serve(
             running = await start_server(
                 settings.listen,
                 errors,
-                OperatorService(board, actions, clock, reloader, Replays(settings)),
+                OperatorService(
+                    board,
+                    actions,
+                    clock,
+                    reloader,
+                    Replays(settings),
+                    fleet.snapshot if fleet is not None else None,
+                ),
                 reflection_on=settings.reflection,
                 access=access,
             )
@@ -164,6 +177,8 @@ async def serve(
                 asyncio.create_task(notifier.keep_watchdog_fed(stop), name="watchdog"),
                 asyncio.create_task(writes.probe_while_failing(stop), name="write probe"),
             ]
+            if fleet is not None:
+                background.append(asyncio.create_task(fleet.run(stop), name="fleet"))
             try:
                 if settings.metrics_listen is not None:
                     metrics = start_metrics_server(
@@ -175,6 +190,7 @@ async def serve(
                         running.streams.by_kind(),
                         handler,
                         trace.removed,
+                        fleet.status if fleet is not None else None,
                     )
                     serving.metrics = f"http://{metrics.address}/metrics"
                 with reload_on_sighup(reloader):
@@ -287,6 +303,16 @@ class Serving:
         if self.salvage is not None:
             text += f" (salvaged: {self.salvage})"
         return text
+
+
+def committed_in_fleet(
+    alone: Callable[[Sequence[TraceEvent]], None],
+    fleet: Callable[[Sequence[TraceEvent]], None],
+    events: Sequence[TraceEvent],
+) -> None:
+    """A batch is committed: as ``committed``, and the fleet is told (errord.fleet)."""
+    alone(events)
+    fleet(events)
 
 
 def committed(feed: TraceFeed, breakers: BreakerFeed, events: Sequence[TraceEvent]) -> None:

@@ -39,6 +39,8 @@ from prometheus_client.registry import Collector
 from errord.decide.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
+from errord.fleet.records import Ignored
+from errord.fleet.status import FleetState, FleetStatus
 from errord.handler import ErrorHandler
 from errord.ops.metric_scopes import scope_rows
 from errord.reload import ManifestReloader
@@ -296,6 +298,41 @@ class ToolLimitMetrics(Collector):
         return [tracked, limit, refused]
 
 
+class FleetMetrics(Collector):
+    """The link to the fleet (errord.fleet): its state, the hosts live, the outages and
+    the values in Redis ignored."""
+
+    def __init__(self, status: FleetStatus) -> None:
+        self._status = status
+
+    def collect(self) -> Iterable[Metric]:
+        status = self._status
+        state = GaugeMetricFamily(
+            "errord_fleet_state",
+            "1 for the link's state: off (no fleet_url), syncing, in_sync, or alone (Redis "
+            "is gone: deciding with this host's own evidence).",
+            labels=["state"],
+        )
+        for each in FleetState:
+            state.add_metric([each.value], 1 if each is status.state else 0)
+        hosts = GaugeMetricFamily(
+            "errord_fleet_hosts", "Hosts of the fleet heard from lately, this one included."
+        )
+        hosts.add_metric([], status.hosts)
+        outages = CounterMetricFamily(
+            "errord_fleet_outages", "Times the link to the fleet's Redis was lost since start."
+        )
+        outages.add_metric([], status.outages)
+        ignored = CounterMetricFamily(
+            "errord_fleet_ignored",
+            "Values read from the fleet's Redis and ignored (never applied), by reason.",
+            labels=["reason"],
+        )
+        for reason in Ignored:
+            ignored.add_metric([reason.value], status.ignored[reason])
+        return [state, hosts, outages, ignored]
+
+
 class StreamCount(Protocol):
     """One kind of stream's slots, as errord.wire.streams counts them."""
 
@@ -344,11 +381,13 @@ def start_metrics_server(
     streams: Mapping[str, StreamCount] | None = None,
     handler: ErrorHandler | None = None,
     retention: Removed | None = None,
+    fleet: FleetStatus | None = None,
 ) -> MetricsServer:
     """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread;
     ``streams`` counts the streams of each kind (its ``watch_trace``: errord_watchers);
     ``handler`` counts the tools with state and the reports refused past max_tools;
-    ``retention``, what trace retention removed and the database's size."""
+    ``retention``, what trace retention removed and the database's size; ``fleet``, the
+    link to the fleet (off without it)."""
     registry = CollectorRegistry(auto_describe=False)
     for standard in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(standard)
@@ -361,6 +400,7 @@ def start_metrics_server(
         registry.register(StreamMetrics(streams))
     if handler is not None:
         registry.register(ToolLimitMetrics(handler))
+    registry.register(FleetMetrics(fleet or FleetStatus()))
     host, port = listen.rsplit(":", 1)
     try:
         server, thread = start_http_server(int(port), addr=host.strip("[]"), registry=registry)

@@ -8,7 +8,7 @@ Requests are validated in errord.wire.requests, answers encoded in errord.wire.r
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -18,11 +18,13 @@ from google.protobuf import message
 from errord.clock import Clock
 from errord.decide.scope import tool_key, tool_of
 from errord.errors import NoManifestDirectory, ToolNotFound
+from errord.fleet.status import FleetSnapshot
 from errord.operator_actions import OperatorActions
 from errord.reload import ManifestReloader
 from errord.state.health import ToolHealthBoard
 from errord.wire import requests, responses
 from errord.wire.decoding import decode
+from errord.wire.fleet import ALONE, fleet_sync_to_proto, fleet_to_proto
 from errord.wire.replay import Replays, replay_request_from_proto
 from errord.wire.status import Handle, abort, unary_handlers
 
@@ -39,8 +41,11 @@ class OperatorService:
         clock: Clock,
         reloader: ManifestReloader | None = None,
         replays: Replays | None = None,
+        fleet: Callable[[], FleetSnapshot] | None = None,
     ) -> None:
         self._board = board
+        self._fleet = fleet
+        """The fleet as this daemon sees it (errord.fleet.link); None without fleet_url."""
         self._actions = actions
         self._clock = clock
         self._reloader = reloader
@@ -122,7 +127,13 @@ class OperatorService:
         answer = pb.GetToolStatsResponse(window=responses.duration(self._board.thresholds.window))
         async for healths in self._board.read(tools, now, candidates):
             answer.tools.extend(map(responses.tool_health_to_proto, healths))
+        status = self._fleet().status if self._fleet is not None else ALONE
+        fleet_sync_to_proto(status, answer.fleet)
         return answer
+
+    async def get_fleet(self, data: bytes) -> pb.GetFleetResponse:
+        decode(pb.GetFleetRequest, data)
+        return fleet_to_proto(self._fleet() if self._fleet is not None else None)
 
     async def recall_episodes(self, data: bytes) -> pb.RecallEpisodesResponse:
         asked = requests.episode_query_from_proto(decode(pb.RecallEpisodesRequest, data))
@@ -157,6 +168,7 @@ def rpc_handlers(service: OperatorService) -> grpc.GenericRpcHandler:
         "GetToolStats": (service.get_tool_stats, pb.GetToolStatsResponse),
         "RecallEpisodes": (service.recall_episodes, pb.RecallEpisodesResponse),
         "ReloadManifests": (service.reload_manifests, pb.ReloadManifestsResponse),
+        "GetFleet": (service.get_fleet, pb.GetFleetResponse),
     }
     handlers = unary_handlers(methods)
     handlers["ReplayManifests"] = grpc.unary_stream_rpc_method_handler(
