@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import urllib.request
@@ -401,3 +402,24 @@ def grpcurl(
     if result.returncode != 0:
         raise GrpcurlFailed(result.stdout + result.stderr)
     return result.stdout
+
+
+def start_fleet_daemon(
+    directory: Path, host: str, fleet_url: str, manifests: str = "tools: []\n", **settings: object
+) -> DaemonProcess:
+    """errord as a process, host ``host`` of the fleet ``test`` through ``fleet_url``, with
+    its own database and ``manifests`` (YAML) in ``directory``; ``settings`` go into its
+    TOML file as they are (strings quoted)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tools = directory / "tools"
+    tools.mkdir(exist_ok=True)
+    (tools / "tools.yaml").write_text(textwrap.dedent(manifests))
+    values = {"fleet_url": fleet_url, "fleet_name": "test", "fleet_host": host, **settings}
+    lines = [f"{name} = {json.dumps(value)}" for name, value in values.items()]
+    (directory / "errord.toml").write_text("\n".join(lines) + "\n")
+    return start_process(
+        "--config", str(directory / "errord.toml"),
+        "--listen", "127.0.0.1:0",
+        "--db", str(directory / "errord.db"),
+        "--manifests", str(tools),
+    )  # fmt: skip
