@@ -203,6 +203,7 @@ def decision_to_proto(
             failed=recalled.failed,
             unknown=recalled.unknown,
             success_rate=recalled.succeeded / told if told else 0.0,
+            from_fleet=recalled.from_fleet,
         )
     for each in decision.consequences:
         consequence = message.consequences.add(
@@ -531,6 +532,7 @@ def _evidence_to_proto(
         failed=evidence.failed,
         unknown=evidence.unknown,
         success_rate=evidence.success_rate,
+        from_fleet=evidence.from_fleet,
     )
     if evidence.failed_at is not None:
         timestamp(evidence.failed_at, message.last_failed)
