@@ -4,12 +4,14 @@ half-open probe for the fleet, memory; and Redis killed and restarted under them
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from errord_client import ErrordClient, tool
 from errord_client.executor import Executor, ResultStatus
 from errord_client.v1 import errord_pb2 as pb
@@ -116,3 +118,147 @@ async def test_a_retry_after_on_one_host_holds_the_calls_of_another_until_it_end
     assert len(called_at) == 1
     # The one call was made after the window a received: 2 s after its report at least.
     assert (called_at[0] - window_ends).total_seconds() >= 2.0 - 0.05
+
+
+LEDGER = """\
+    tools:
+      - name: ledger
+        timeout_ms: 30000
+        circuit_breaker: {failure_threshold: 2, first_timeout_ms: 3000}
+    """
+
+
+def open_breaker(daemon: DaemonProcess, turn: str) -> None:
+    """Two calls time out on ``daemon``: its own breaker of ledger opens."""
+    with ErrordClient(daemon.address) as errord:
+        for call in ("c1", "c2"):
+            decision = errord.report_failure(
+                turn_id=turn,
+                call_id=call,
+                tool="ledger",
+                attempt=1,
+                code=pb.ERROR_CODE_TIMEOUT,
+                message="upstream timeout",
+            ).decision
+        assert decision.breaker.phase == pb.BREAKER_PHASE_OPEN
+
+
+async def test_one_host_opening_refuses_nothing_elsewhere_a_quorum_refuses_everywhere_and_one_probe_runs(  # noqa: E501 - the test's name is its claim
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """a's breaker opens: b still admits ledger. c's opens too (quorum 2): b refuses it, as
+    soon as b's view has c's word. When the breakers half-open, the three daemons asked
+    again and again admit exactly one probe between them."""
+    with fleet(tmp_path, redis_server, LEDGER) as daemons:
+        await in_sync(daemons)
+        open_breaker(daemons["a"], "t-a")
+
+        async def b_hears_a() -> bool:
+            breakers = (await get_fleet(daemons["b"])).breakers
+            return any(list(each.open_on) == ["a"] for each in breakers)
+
+        await wait_for(b_hears_a, "b to hear of a's breaker")
+        alone = await admit(daemons["b"], "ledger", "t-b", "first")
+        assert alone.admitted, "one host's breaker switched ledger off for b"
+
+        open_breaker(daemons["c"], "t-c")
+        opened = asyncio.get_running_loop().time()
+        calls = iter(range(10_000))
+
+        async def b_refuses() -> pb.AdmitCallResponse | None:
+            response = await admit(daemons["b"], "ledger", "t-b", f"call-{next(calls)}")
+            return None if response.admitted else response
+
+        refused = await wait_for(b_refuses, "b to refuse ledger")
+        print(
+            f"b refused ledger {asyncio.get_running_loop().time() - opened:.3f} s after c's opened"
+        )
+        assert refused.decision.classification.code == pb.ERROR_CODE_CIRCUIT_OPEN
+        [shared] = (await get_fleet(daemons["b"])).breakers
+        assert (list(shared.open_on), shared.refused) == (["a", "c"], True)
+
+        # The fleet's break ends with c's (the latest opening): then one probe, fleet-wide.
+        half_opens = shared.half_opens_at.ToDatetime(tzinfo=UTC)
+        await asyncio.sleep(max(0.0, (half_opens - datetime.now(UTC)).total_seconds()))
+        admitted: list[tuple[str, pb.AdmitCallResponse]] = []
+        ends = asyncio.get_running_loop().time() + 3.0
+        while asyncio.get_running_loop().time() < ends:
+            answers = await asyncio.gather(
+                *(
+                    admit(daemon, "ledger", f"t-probe-{host}", f"call-{next(calls)}")
+                    for host, daemon in daemons.items()
+                )
+            )
+            admitted += [(host, a) for host, a in zip(daemons, answers, strict=True) if a.admitted]
+            await asyncio.sleep(0.05)
+        probe = (await get_fleet(daemons["b"])).breakers[0].probe_host
+
+    assert len(admitted) == 1, [(host, a.probe) for host, a in admitted]
+    [(host, answer)] = admitted
+    assert answer.probe
+    assert host == probe
+    assert host in ("a", "c")
+
+
+SEARCH = """\
+    tools:
+      - name: search
+        circuit_breaker: {failure_threshold: 1000}
+    """
+
+
+async def test_recoveries_learned_on_one_host_steer_the_first_decision_of_another(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """20 calls on a whose retries of one error all failed: b, which never saw the error,
+    does not retry it at its first report, and its decision's ``recalled`` says the
+    evidence came from the fleet. (A daemon alone retries a first timeout.)"""
+    with fleet(tmp_path, redis_server, SEARCH, memory_min_episodes=1) as daemons:
+        await in_sync(daemons)
+        with ErrordClient(daemons["a"].address) as errord:
+            for number in range(20):
+                call = f"call-{number}"
+                first = errord.report_failure(
+                    turn_id="t-a",
+                    call_id=call,
+                    tool="search",
+                    attempt=1,
+                    code=pb.ERROR_CODE_TIMEOUT,
+                    message=f"upstream timeout after {number}s",
+                ).decision
+                if first.action == pb.RECOVERY_ACTION_RETRY:
+                    errord.report_outcome(
+                        turn_id="t-a", call_id=call, tool="search", attempt=2, success=False
+                    )
+
+        async def b_shares() -> bool:
+            return (await get_fleet(daemons["b"])).shared_errors == 1
+
+        await wait_for(b_shares, "b to hear of a's memory")
+        with ErrordClient(daemons["b"].address) as errord:
+            decision = errord.report_failure(
+                turn_id="t-b",
+                call_id="c1",
+                tool="search",
+                attempt=1,
+                code=pb.ERROR_CODE_TIMEOUT,
+                message="upstream timeout after 7s",
+            ).decision
+        with ErrordClient(daemons["c"].address) as errord:
+            other = errord.report_failure(
+                turn_id="t-c",
+                call_id="c1",
+                tool="search",
+                attempt=1,
+                code=pb.ERROR_CODE_TIMEOUT,
+                message="another error altogether",
+            ).decision
+
+    assert first.action != pb.RECOVERY_ACTION_RETRY, "a never learned that retries fail"
+    assert decision.action != pb.RECOVERY_ACTION_RETRY
+    [recalled] = decision.recalled
+    assert recalled.recovery == "RETRY"
+    assert recalled.failed > 0.9  # one burst, decaying
+    assert recalled.succeeded == 0
+    assert recalled.from_fleet == pytest.approx(recalled.failed + recalled.unknown, abs=0.01)
+    assert other.action == pb.RECOVERY_ACTION_RETRY  # a new error: nothing learned of it
