@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from errord_client import ErrordClient, tool
+from errord_client import AsyncErrordClient, ErrordClient, tool
 from errord_client.executor import Executor, ResultStatus
 from errord_client.v1 import errord_pb2 as pb
 
@@ -262,3 +262,89 @@ async def test_recoveries_learned_on_one_host_steer_the_first_decision_of_anothe
     assert recalled.succeeded == 0
     assert recalled.from_fleet == pytest.approx(recalled.failed + recalled.unknown, abs=0.01)
     assert other.action == pb.RECOVERY_ACTION_RETRY  # a new error: nothing learned of it
+
+
+async def decide_until(
+    daemon: DaemonProcess, turn: str, stop: asyncio.Event, latencies: list[float]
+) -> int:
+    """Report failures of search to ``daemon`` one after another until ``stop``; each
+    decision's latency into ``latencies``; how many were decided."""
+    loop = asyncio.get_running_loop()
+    decided = 0
+    async with AsyncErrordClient(daemon.address) as errord:
+        while not stop.is_set():
+            began = loop.time()
+            await errord.report_failure(
+                turn_id=turn,
+                call_id=f"call-{decided}",
+                tool="search",
+                attempt=1,
+                code=pb.ERROR_CODE_TIMEOUT,
+                message="upstream timeout",
+                timeout=10,
+            )
+            latencies.append(loop.time() - began)
+            decided += 1
+            await asyncio.sleep(0.005)
+    return decided
+
+
+async def states(daemons: dict[str, DaemonProcess], wanted: int) -> bool:
+    answers = [await get_fleet(daemon) for daemon in daemons.values()]
+    return all(answer.sync.state == wanted for answer in answers)
+
+
+async def test_redis_killed_under_load_each_host_goes_on_alone_and_resyncs_when_it_returns(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """Redis is killed while the three daemons decide: no decision fails, each daemon goes
+    on alone and logs the outage once, and every decision is in its trace. Breakers opened
+    on a and c meanwhile refuse nothing on b (alone, its own breaker rules); Redis
+    restarted, every daemon resyncs and b refuses ledger (a quorum opened meanwhile)."""
+    manifests = LEDGER + "  - name: search\n        circuit_breaker: {failure_threshold: 1000}\n"
+    with fleet(tmp_path, redis_server, manifests) as daemons:
+        await in_sync(daemons)
+        stop = asyncio.Event()
+        latencies: dict[str, list[float]] = {host: [] for host in HOSTS}
+        load = [
+            asyncio.create_task(decide_until(daemon, f"load-{host}", stop, latencies[host]))
+            for host, daemon in daemons.items()
+        ]
+        await asyncio.sleep(0.5)
+        redis_server.kill()
+        await wait_for(lambda: states(daemons, pb.FLEET_STATE_ALONE), "every daemon alone")
+        await asyncio.sleep(1.0)  # deciding alone, under load
+        open_breaker(daemons["a"], "t-a")
+        open_breaker(daemons["c"], "t-c")
+        alone = await admit(daemons["b"], "ledger", "t-b", "while-alone")
+        redis_server.start()
+        await wait_for(lambda: states(daemons, pb.FLEET_STATE_IN_SYNC), "every daemon resynced")
+        await asyncio.sleep(0.5)
+        stop.set()
+        decided = dict(zip(HOSTS, await asyncio.gather(*load), strict=True))
+        resynced = await admit(daemons["b"], "ledger", "t-b", "after")
+        breakers = (await get_fleet(daemons["b"])).breakers
+        [shared] = [each for each in breakers if each.tool == "ledger"]
+        sync = (await get_fleet(daemons["b"])).sync
+        traced = {
+            host: len(failures(await recorded_trace(daemon, f"load-{host}")))
+            for host, daemon in daemons.items()
+        }
+        logs = {host: daemon.stderr for host, daemon in daemons.items()}
+
+    every = sorted(latency for each in latencies.values() for latency in each)
+    print(
+        f"{len(every)} decisions while Redis was killed and restarted: p50 "
+        f"{every[len(every) // 2] * 1000:.1f} ms, p99 {every[int(len(every) * 0.99)] * 1000:.1f} "
+        f"ms, max {every[-1] * 1000:.1f} ms"
+    )
+    assert traced == decided  # every decision answered is in its host's trace
+    assert all(count > 0 for count in decided.values())
+    for host, log in logs.items():
+        assert log.count("Redis cannot be reached") == 1, (host, log)
+        assert log.count("Redis is back") == 1, (host, log)
+    assert alone.admitted, "b refused ledger while alone: its own breaker is closed"
+    assert not resynced.admitted
+    assert resynced.decision.classification.code == pb.ERROR_CODE_CIRCUIT_OPEN
+    assert (list(shared.open_on), shared.refused) == (["a", "c"], True)
+    assert sync.outages == 1
