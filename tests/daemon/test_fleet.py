@@ -8,14 +8,16 @@ import asyncio
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import redis
 from errord_client import AsyncErrordClient, ErrordClient, tool
 from errord_client.executor import Executor, ResultStatus
 from errord_client.v1 import errord_pb2 as pb
 
+from errord.fleet.records import Batch, Card, HelloWord, WindowWord, Word, encode
 from tests.executor_helpers import Errord, failures, recorded_trace, wait_for
 from tests.helpers import DaemonProcess, operator_channel, start_fleet_daemon
 from tests.redis_server import RedisServer
@@ -348,3 +350,57 @@ async def test_redis_killed_under_load_each_host_goes_on_alone_and_resyncs_when_
     assert resynced.decision.classification.code == pb.ERROR_CODE_CIRCUIT_OPEN
     assert (list(shared.open_on), shared.refused) == (["a", "c"], True)
     assert sync.outages == 1
+
+
+async def test_hostile_values_in_redis_are_ignored_and_counted_never_applied(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """Values in the fleet's keys and channel that are not errord's words (garbage as a
+    card and as a message, a string where a host's hash belongs, oversized, another
+    fleet's, a window a year long) are ignored and counted by reason: the daemon stays in
+    sync and decides as if they were not there."""
+    now = datetime.now(UTC)
+    window = WindowWord(key="quotes", opened_at=now, until=now + timedelta(days=365))
+    foreign = Word("another", "x", 1, 1, now, WindowWord("quotes", now, now + timedelta(hours=1)))
+    prefix = "errord:fleet:test:"
+    daemon = start_fleet_daemon(tmp_path / "b", "b", redis_server.url)
+    try:
+        await wait_for(lambda: states({"b": daemon}, pb.FLEET_STATE_IN_SYNC), "b in sync")
+        raw = redis.Redis(host="127.0.0.1", port=redis_server.port)
+        with raw:
+            raw.hset(prefix + "hosts", "evil", b"\xc1 not msgpack")
+            raw.hset(prefix + "hosts", "x", encode(Card("test", "x", 1, now)))
+            raw.set(prefix + "host:x", "a string where a hash belongs")
+            raw.publish(prefix + "words", b"\x00garbage")
+            raw.publish(prefix + "words", b"\x00" * 100_000)
+            raw.publish(prefix + "words", encode(Batch([foreign])))
+            raw.publish(prefix + "words", encode(Batch([Word("test", "x", 1, 2, now, window)])))
+            raw.publish(
+                prefix + "words", encode(Batch([Word("test", "x", 1, 3, now, HelloWord())]))
+            )
+
+        def counted(answer: pb.GetFleetResponse) -> bool:
+            reasons = {"malformed", "oversized", "foreign", "out_of_bounds", "wrong_type"}
+            return reasons <= set(answer.ignored) and answer.ignored["malformed"] >= 2
+
+        async def all_counted() -> pb.GetFleetResponse | None:
+            answer = await get_fleet(daemon)
+            return answer if counted(answer) else None
+
+        answer = await wait_for(all_counted, "every hostile value counted")
+        with ErrordClient(daemon.address) as errord:
+            decision = errord.report_failure(
+                turn_id="t",
+                call_id="c1",
+                tool="quotes",
+                attempt=1,
+                code=pb.ERROR_CODE_TIMEOUT,
+                message="upstream timeout",
+            ).decision
+    finally:
+        daemon.terminate(signal.SIGKILL)
+
+    assert answer.sync.state == pb.FLEET_STATE_IN_SYNC
+    assert not answer.windows
+    assert decision.action == pb.RECOVERY_ACTION_RETRY
+    assert "Traceback" not in daemon.stderr
