@@ -19,7 +19,13 @@ from errord_client.v1 import errord_pb2 as pb
 
 from errord.fleet.records import Batch, Card, HelloWord, WindowWord, Word, encode
 from tests.executor_helpers import Errord, failures, recorded_trace, wait_for
-from tests.helpers import DaemonProcess, operator_channel, start_fleet_daemon
+from tests.helpers import (
+    DaemonProcess,
+    operator_channel,
+    run_errord,
+    start_fleet_daemon,
+    start_process,
+)
 from tests.redis_server import RedisServer
 
 HOSTS = ("a", "b", "c")
@@ -404,3 +410,37 @@ async def test_hostile_values_in_redis_are_ignored_and_counted_never_applied(
     assert not answer.windows
     assert decision.action == pb.RECOVERY_ACTION_RETRY
     assert "Traceback" not in daemon.stderr
+
+
+async def test_errord_fleet_and_stats_show_the_hosts_and_what_is_shared(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """``errord fleet`` on b lists the three hosts (b first), a's breaker open below the
+    quorum; ``errord stats`` begins with the fleet's state; a daemon without fleet_url says
+    it decides alone."""
+    with fleet(tmp_path, redis_server, LEDGER) as daemons:
+        await in_sync(daemons)
+        open_breaker(daemons["a"], "t-a")
+
+        async def b_hears_a() -> bool:
+            return bool((await get_fleet(daemons["b"])).breakers)
+
+        await wait_for(b_hears_a, "b to hear of a's breaker")
+        b = daemons["b"]
+        shown = run_errord("fleet", "--address", b.address, *b.token_args)
+        stats = run_errord("stats", "--address", b.address, *b.token_args)
+    alone = start_process("--listen", "127.0.0.1:0", "--db", str(tmp_path / "alone.db"))
+    try:
+        solo = run_errord("fleet", "--address", alone.address, *alone.token_args)
+    finally:
+        alone.terminate(signal.SIGKILL)
+
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("fleet test as b: in sync with 3 hosts (quorum 2), since ")
+    assert lines[1] == "hosts:"
+    assert lines[2].startswith("  b (this one): live")
+    assert [line.split(":")[0].strip() for line in lines[3:5]] == ["a", "c"]
+    assert "  ledger: open on a; below the quorum: not refused" in lines
+    assert stats.stdout.startswith("fleet test as b: in sync with 3 hosts")
+    assert solo.stdout.strip() == "no fleet: this daemon decides alone (fleet_url is not set)"
