@@ -444,3 +444,76 @@ async def test_errord_fleet_and_stats_show_the_hosts_and_what_is_shared(
     assert "  ledger: open on a; below the quorum: not refused" in lines
     assert stats.stdout.startswith("fleet test as b: in sync with 3 hosts")
     assert solo.stdout.strip() == "no fleet: this daemon decides alone (fleet_url is not set)"
+
+
+async def test_a_host_that_joins_loads_the_fleets_state_before_it_says_it_is_in_sync(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """a and c open ledger's breaker and a receives a Retry-After before b starts: b's
+    first admissions, asked as soon as b says it is in sync, are refused and held."""
+    daemons = {
+        host: start_fleet_daemon(tmp_path / host, host, redis_server.url, LEDGER)
+        for host in ("a", "c")
+    }
+    try:
+        open_breaker(daemons["a"], "t-a")
+        open_breaker(daemons["c"], "t-c")
+        with ErrordClient(daemons["a"].address) as errord:
+            errord.report_failure(
+                turn_id="t-a",
+                call_id="q",
+                tool="quotes",
+                attempt=1,
+                http_status=429,
+                message="429 Too Many Requests",
+                retry_after=30.0,
+            )
+        await asyncio.sleep(0.2)
+        b = start_fleet_daemon(tmp_path / "b", "b", redis_server.url, LEDGER)
+        daemons["b"] = b
+        await wait_for(lambda: states({"b": b}, pb.FLEET_STATE_IN_SYNC), "b in sync")
+        ledger = await admit(b, "ledger", "t-b", "c1")
+        quotes = await admit(b, "quotes", "t-b", "c2")
+    finally:
+        for daemon in daemons.values():
+            daemon.terminate(signal.SIGKILL)
+
+    assert not ledger.admitted
+    assert ledger.decision.classification.code == pb.ERROR_CODE_CIRCUIT_OPEN
+    assert not quotes.admitted
+    assert quotes.decision.classification.code == pb.ERROR_CODE_RATE_LIMITED
+
+
+async def test_a_password_protected_redis_is_joined_and_a_wrong_password_leaves_it_alone(
+    tmp_path: Path,
+) -> None:
+    """fleet_url with a password joins a Redis that requires it; with a wrong one the daemon
+    serves alone, says why, and never logs the password."""
+    server = RedisServer(tmp_path / "redis", password="s3cret-pass").start()
+    wrong = server.url.replace("s3cret-pass", "not-the-pass")
+    try:
+        right = start_fleet_daemon(tmp_path / "a", "a", server.url)
+        refused = start_fleet_daemon(tmp_path / "b", "b", wrong)
+        try:
+            await wait_for(lambda: states({"a": right}, pb.FLEET_STATE_IN_SYNC), "a in sync")
+            await wait_for(lambda: states({"b": refused}, pb.FLEET_STATE_ALONE), "b alone")
+            alone = (await get_fleet(refused)).sync
+            with ErrordClient(refused.address) as errord:
+                decision = errord.report_failure(
+                    turn_id="t",
+                    call_id="c1",
+                    tool="quotes",
+                    attempt=1,
+                    code=pb.ERROR_CODE_TIMEOUT,
+                    message="upstream timeout",
+                ).decision
+        finally:
+            right.terminate(signal.SIGKILL)
+            refused.terminate(signal.SIGKILL)
+    finally:
+        server.kill()
+
+    assert "password" in alone.problem.lower() or "auth" in alone.problem.lower()
+    assert decision.action == pb.RECOVERY_ACTION_RETRY
+    assert "not-the-pass" not in refused.stderr
+    assert refused.stderr.count("Redis cannot be reached") == 1
