@@ -47,10 +47,12 @@ from errord.fleet.records import (
     WindowWord,
     Word,
     encode,
+    message,
     read_batch,
     read_card,
     read_claim,
     read_word,
+    sender_of,
 )
 from errord.fleet.status import (
     BreakerSeen,
@@ -81,6 +83,9 @@ PROBE_HOLD = 10.0
 """Seconds the fleet's probe is held by the host that won it, past the half-open moment."""
 MAX_HOSTS = 1_000
 """Cards read at most: a fleet larger is a hostile hosts hash."""
+GATHER = 0.002
+"""Seconds the sender waits, once woken, for more words: under load, one message
+carries the words of several commits."""
 SEND_BATCH = 500
 """Words one message carries at most."""
 
@@ -123,6 +128,8 @@ class FleetLink:
         self.last_word_at: datetime | None = None
         self._wake = asyncio.Event()
         outbox.on_word = self._wake.set
+        self._outage = False
+        """True from a lost link until the next session is in sync: one log line each."""
 
     @property
     def fleet(self) -> str:
@@ -161,6 +168,10 @@ class FleetLink:
                 self._lost(error)
             except Refused as refused:  # a hosts hash beyond bounds: no fleet to join
                 self._lost(refused)
+            except Exception as bug:  # never the daemon's end: alone, and said once
+                if not self._outage:
+                    log.exception("fleet %s: the link failed; deciding alone", self.fleet)
+                self._lost(bug)
             if stop.is_set():
                 break
             try:
@@ -175,8 +186,7 @@ class FleetLink:
         pubsub = client.pubsub()
         try:
             await pubsub.subscribe(self._channel)
-            if self.status.state is not FleetState.ALONE:
-                self._set(FleetState.SYNCING, "")
+            self._set(FleetState.SYNCING, "")
             await self._load(client)
             await self._join(client)
             self._in_sync()
@@ -195,16 +205,19 @@ class FleetLink:
             for task in done:
                 task.result()  # a Redis error ends the session
         finally:
-            self.view.coordinating = False
-            self._on_change(None)
+            if self.view.coordinating:  # the fleet's quorum gated decisions: no longer
+                self.view.coordinating = False
+                self._on_change(None)
             try:
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
-                await client.aclose()
+                async with asyncio.timeout(IO_TIMEOUT):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py: untyped
+                    await client.aclose()
             except REDIS_ERRORS:
                 pass
 
     def _in_sync(self) -> None:
-        if self.status.state is FleetState.ALONE:
+        if self._outage:
+            self._outage = False
             log.warning(
                 "fleet %s: Redis is back; resynced with %d hosts, sharing again",
                 self.fleet,
@@ -219,7 +232,8 @@ class FleetLink:
 
     def _lost(self, error: BaseException) -> None:
         problem = _problem(error)
-        if self.status.state is not FleetState.ALONE:  # one line per outage
+        if not self._outage:  # one line per outage
+            self._outage = True
             self.status.outages += 1
             log.warning(
                 "fleet %s: Redis cannot be reached (%s); deciding alone with this host's "
@@ -303,7 +317,8 @@ class FleetLink:
                 chunk = words[start : start + SEND_BATCH]
                 pipe.hset(own, mapping={field_of(word.body): encode(word) for word in chunk})
             pipe.hset(self._hosts_key, self.host, encode(self._card(now)))
-            pipe.publish(self._channel, encode(Batch([self._word(HelloWord(), now)])))
+            hello = Batch([self._word(HelloWord(), now)])
+            pipe.publish(self._channel, message(self.host, hello))
             await pipe.execute()
         self.cards[self.host] = self._card(now)
 
@@ -311,12 +326,15 @@ class FleetLink:
 
     async def _listen(self, client: aioredis.Redis, pubsub: aioredis.client.PubSub) -> None:
         while True:
-            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=BEAT)
-            if message is None or message.get("type") != "message":
+            said = await pubsub.get_message(ignore_subscribe_messages=True, timeout=BEAT)
+            if said is None or said.get("type") != "message":
                 continue
             now = self._clock.now()
             try:
-                words, refused = read_batch(message.get("data"), self.fleet, now)
+                host, batch = sender_of(said.get("data"))
+                if host == self.host:
+                    continue  # its own words, back from the channel
+                words, refused = read_batch(batch, self.fleet, host, now)
             except Refused as whole:
                 self._ignored(whole)
                 continue
@@ -324,8 +342,6 @@ class FleetLink:
                 self._ignored(problem)
             changed: set[str] = set()
             for word in words:
-                if word.host == self.host:
-                    continue
                 if isinstance(word.body, HelloWord):
                     changed |= self.view.forget_host(word.host, now)
                     changed |= await self._load_host(client, word.host)
@@ -367,7 +383,7 @@ class FleetLink:
             if won:
                 changed |= self.view.hold(key, self.host, until)
                 word = self._word(ClaimWord(key=key, until=until), now)
-                await client.publish(self._channel, encode(Batch([word])))
+                await client.publish(self._channel, message(self.host, Batch([word])))
                 self.last_word, self.last_word_at = f"took the fleet's probe of {key}", now
                 continue
             value = await client.get(claim_key)
@@ -389,6 +405,7 @@ class FleetLink:
     async def _send(self, client: aioredis.Redis) -> None:
         while True:
             await self._wake.wait()
+            await asyncio.sleep(GATHER)  # the words of the commits right behind come along
             self._wake.clear()
             bodies = self.outbox.take()
             if not bodies:
@@ -400,7 +417,7 @@ class FleetLink:
                 for start in range(0, len(words), SEND_BATCH):
                     chunk = words[start : start + SEND_BATCH]
                     pipe.hset(own, mapping={field_of(word.body): encode(word) for word in chunk})
-                    pipe.publish(self._channel, encode(Batch(chunk)))
+                    pipe.publish(self._channel, message(self.host, Batch(chunk)))
                 await pipe.execute()
             self.last_word, self.last_word_at = _said(words[-1].body), now
 

@@ -103,6 +103,11 @@ class Outbox:
         if added:
             self.on_word()
 
+    @property
+    def waiting(self) -> bool:
+        """True while words wait to be sent."""
+        return bool(self.pending or self._errors)
+
     def take(self) -> list[Body]:
         """The words waiting, memory's read now; none wait after."""
         for error in self._errors:

@@ -133,9 +133,33 @@ class Word(Struct, frozen=True, gc=False):
 
 
 class Batch(Struct, frozen=True, gc=False):
-    """The words one flush publishes on the fleet's channel."""
+    """The words one flush publishes on the fleet's channel, framed by ``message``."""
 
     words: list[Word]
+
+
+def message(host: str, batch: Batch) -> bytes:
+    """``batch`` as ``host`` publishes it: its name first (a byte of length, then the
+    name), so that a host skips its own messages, which the channel brings back to it,
+    without decoding them."""
+    name = host.encode()
+    return bytes([len(name)]) + name + encode(batch)
+
+
+def sender_of(value: object) -> tuple[str, bytes]:
+    """The host that published a message from the fleet's channel, and its batch's bytes;
+    raises Refused."""
+    if not isinstance(value, bytes):
+        raise Refused(Ignored.MALFORMED, f"a {type(value).__name__}, not bytes")
+    if len(value) > MAX_VALUE:
+        raise Refused(Ignored.OVERSIZED, f"{len(value)} bytes")
+    length = value[0] if value else 0
+    if not length or len(value) <= length:
+        raise Refused(Ignored.MALFORMED, "no sender")
+    try:
+        return value[1 : 1 + length].decode(), value[1 + length :]
+    except UnicodeDecodeError:
+        raise Refused(Ignored.MALFORMED, "a sender that is not UTF-8") from None
 
 
 class Card(Struct, frozen=True, gc=False):
@@ -185,13 +209,17 @@ def _decoded(decode: msgspec.msgpack.Decoder[T], value: object) -> T:
         raise Refused(Ignored.MALFORMED, str(error)[:200]) from None
 
 
-def read_batch(value: object, fleet: str, now: datetime) -> tuple[list[Word], list[Refused]]:
-    """The words of a message from the fleet's channel that may be applied, and those
-    refused. Raises Refused when the message itself is not a batch."""
+def read_batch(
+    value: object, fleet: str, host: str, now: datetime
+) -> tuple[list[Word], list[Refused]]:
+    """The words of ``host``'s batch (``sender_of``) that may be applied, and those
+    refused. Raises Refused when the batch itself is not one."""
     batch = _decoded(_batches, value)
     kept, refused = [], []
     for word in batch.words:
         try:
+            if word.host != host:
+                raise Refused(Ignored.FOREIGN, f"host {word.host!r} in a message of {host!r}")
             kept.append(checked(word, fleet, now))
         except Refused as problem:
             refused.append(problem)

@@ -136,8 +136,9 @@ async def run(
         if fleet is not None:
             handler.share(fleet.view)
             linked = asyncio.create_task(fleet.run(stop))
-            while fleet.status.state is not FleetState.IN_SYNC:  # noqa: ASYNC110 - before timing
-                await asyncio.sleep(0.01)
+            async with asyncio.timeout(60):  # a bound on a hang, never a measure
+                while fleet.status.state is not FleetState.IN_SYNC:  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
         service = ErrorHandlerService(handler, feed, breakers)
         prefix = directory.name
         data = [request(f"{prefix}-{n}", n).SerializeToString() for n in range(requests)]
@@ -152,8 +153,9 @@ async def run(
         cpu, wall = time.process_time(), time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(in_flight)))
         if fleet is not None:  # the words of the last decisions sent: their CPU counts
-            while fleet.outbox.pending or fleet.last_word_at is None:  # noqa: ASYNC110 - no event
-                await asyncio.sleep(0.001)
+            async with asyncio.timeout(60):
+                while fleet.outbox.waiting or fleet.last_word_at is None:  # noqa: ASYNC110
+                    await asyncio.sleep(0.001)
         spent = time.process_time() - cpu, time.perf_counter() - wall
         stop.set()
         if linked is not None:

@@ -17,7 +17,7 @@ from errord_client import AsyncErrordClient, ErrordClient, tool
 from errord_client.executor import Executor, ResultStatus
 from errord_client.v1 import errord_pb2 as pb
 
-from errord.fleet.records import Batch, Card, HelloWord, WindowWord, Word, encode
+from errord.fleet.records import Batch, Card, HelloWord, WindowWord, Word, encode, message
 from tests.executor_helpers import Errord, failures, recorded_trace, wait_for
 from tests.helpers import (
     DaemonProcess,
@@ -379,10 +379,12 @@ async def test_hostile_values_in_redis_are_ignored_and_counted_never_applied(
             raw.set(prefix + "host:x", "a string where a hash belongs")
             raw.publish(prefix + "words", b"\x00garbage")
             raw.publish(prefix + "words", b"\x00" * 100_000)
-            raw.publish(prefix + "words", encode(Batch([foreign])))
-            raw.publish(prefix + "words", encode(Batch([Word("test", "x", 1, 2, now, window)])))
+            raw.publish(prefix + "words", message("x", Batch([foreign])))
             raw.publish(
-                prefix + "words", encode(Batch([Word("test", "x", 1, 3, now, HelloWord())]))
+                prefix + "words", message("x", Batch([Word("test", "x", 1, 2, now, window)]))
+            )
+            raw.publish(
+                prefix + "words", message("x", Batch([Word("test", "x", 1, 3, now, HelloWord())]))
             )
 
         def counted(answer: pb.GetFleetResponse) -> bool:

@@ -23,8 +23,10 @@ from errord.fleet.records import (
     WindowWord,
     Word,
     encode,
+    message,
     read_batch,
     read_word,
+    sender_of,
 )
 from errord.fleet.view import FLEET_PROBE, FleetView
 
@@ -191,9 +193,15 @@ def test_values_that_are_not_errords_words_are_refused_by_reason() -> None:
     ok = Word("test", "a", 1, 1, NOW, window)
     foreign = Word("other", "a", 1, 2, NOW, window)
     ahead = Word("test", "a", 1, 3, NOW, WindowWord("quotes", NOW, NOW + timedelta(days=30)))
-    kept, refused = read_batch(encode(Batch([ok, foreign, ahead])), "test", NOW)
+    impostor = Word("test", "c", 1, 5, NOW, window)  # in a's message
+    host, batch = sender_of(message("a", Batch([ok, foreign, ahead, impostor])))
+    kept, refused = read_batch(batch, "test", host, NOW)
     assert kept == [ok]
-    assert [problem.reason for problem in refused] == [Ignored.FOREIGN, Ignored.OUT_OF_BOUNDS]
+    assert [problem.reason for problem in refused] == [
+        Ignored.FOREIGN,
+        Ignored.OUT_OF_BOUNDS,
+        Ignored.FOREIGN,
+    ]
     for value, reason in [
         (b"\xc1", Ignored.MALFORMED),
         ("text", Ignored.MALFORMED),
@@ -201,11 +209,15 @@ def test_values_that_are_not_errords_words_are_refused_by_reason() -> None:
         (encode({"fleet": "test"}), Ignored.MALFORMED),
     ]:
         with pytest.raises(Refused) as problem:
-            read_batch(value, "test", NOW)
+            read_batch(value, "test", "a", NOW)
         assert problem.value.reason is reason
-    with pytest.raises(Refused) as impostor:
+    for value in (b"", b"\x05ab", "text", b"\x02\xff\xfe{}"):
+        with pytest.raises(Refused) as unsigned:
+            sender_of(value)
+        assert unsigned.value.reason is Ignored.MALFORMED
+    with pytest.raises(Refused) as in_hash:
         read_word(encode(ok), "test", "c", NOW)  # a's word in c's hash
-    assert impostor.value.reason is Ignored.FOREIGN
+    assert in_hash.value.reason is Ignored.FOREIGN
     huge = {"RETRY": Tally(NOW, opened=float("inf"))}
     memory = Word("test", "a", 1, 4, NOW, MemoryWord(key="s", signature="x", tallies=huge))
     with pytest.raises(Refused) as infinite:
