@@ -113,8 +113,9 @@ class FleetLink:
         self.outbox = outbox
         self._clock = clock
         self._on_change = on_change
-        self.status = FleetStatus(fleet=fleet, host=host, quorum=view.quorum)
-        self._set(FleetState.SYNCING, "")
+        self.status = FleetStatus(
+            fleet=fleet, host=host, quorum=view.quorum, state=FleetState.SYNCING, since=clock.now()
+        )
         self.instance = time.time_ns()
         """This daemon's instance: its words outrank those of its earlier runs."""
         self._seq = 0
@@ -130,6 +131,8 @@ class FleetLink:
         outbox.on_word = self._wake.set
         self._outage = False
         """True from a lost link until the next session is in sync: one log line each."""
+        self.on_state: Callable[[], None] = lambda: None
+        """Called when the link's state changes (systemd's STATUS= says it)."""
 
     @property
     def fleet(self) -> str:
@@ -244,10 +247,13 @@ class FleetLink:
         self._set(FleetState.ALONE, problem)
 
     def _set(self, state: FleetState, problem: str) -> None:
-        if state is not self.status.state:
+        changed = state is not self.status.state
+        if changed:
             self.status.since = self._clock.now()
         self.status.state = state
         self.status.problem = problem
+        if changed:
+            self.on_state()
 
     # Loading the fleet's state.
 
@@ -341,6 +347,8 @@ class FleetLink:
             for problem in refused:
                 self._ignored(problem)
             changed: set[str] = set()
+            if words:
+                changed |= self.view.heard_from(host, max(word.at for word in words), now)
             for word in words:
                 if isinstance(word.body, HelloWord):
                     changed |= self.view.forget_host(word.host, now)

@@ -261,6 +261,14 @@ class FleetView:
             return set()
         return self.refresh(now)
 
+    def heard_from(self, host: str, at: datetime, now: datetime) -> set[str]:
+        """``host`` said something at ``at``: a sign of life as good as a heartbeat; the
+        tools whose quorum changed with who is live."""
+        before = self.seen.get(host)
+        if before is not None and before >= at:
+            return set()
+        return self.heartbeats({**self.seen, host: min(at, now)}, now)
+
     def live_hosts(self, now: datetime) -> frozenset[str]:
         limit = now - timedelta(seconds=LIVENESS)
         return frozenset(host for host, seen in self.seen.items() if seen >= limit)
