@@ -143,8 +143,12 @@ async def serve(
                 settings.memory_min_episodes,
             )
             serving = Serving(settings.db, lambda: len(handler.manifests), store.salvage)
+            if fleet is not None:
+                serving.fleet = fleet.status.words
             reload_from = None if settings.manifests is None else lambda: load_manifests(settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
+            if fleet is not None:  # systemd's STATUS= says when the fleet's link changes
+                fleet.on_state = lambda: notifier.status(reloader.status())
             errors = ErrorHandlerService(handler, feed, breaker_feed, telemetry)
             access = Access.from_settings(settings)
             running = await start_server(
@@ -292,6 +296,8 @@ class Serving:
     address: str = ""
     metrics: str = ""
     console: str = ""
+    fleet: Callable[[], str] | None = None
+    """The link to the fleet in words (errord.fleet), when fleet_url is set."""
 
     def status(self) -> str:
         text = f"serving on {self.address}"
@@ -302,6 +308,8 @@ class Serving:
         text += f", {self.tools()} tool manifests, db {self.db}"
         if self.salvage is not None:
             text += f" (salvaged: {self.salvage})"
+        if self.fleet is not None:
+            text += f"; {self.fleet()}"
         return text
 
 
