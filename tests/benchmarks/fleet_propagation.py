@@ -92,7 +92,7 @@ def main() -> None:
         try:
             for host in ("a", "b"):
                 daemons.append(
-                    start_fleet_daemon(directory / host, host, redis.url, manifests, **settings)
+                    start_fleet_daemon(directory / host, host, redis.url, manifests, settings)
                 )
             time.sleep(2.0)  # both in sync: each has read the other's card
             took = asyncio.run(measure(daemons[0].address, daemons[1].address, args.openings))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -22,9 +23,11 @@ from tests.executor_helpers import Errord, failures, recorded_trace, wait_for
 from tests.helpers import (
     DaemonProcess,
     operator_channel,
+    receive,
     run_errord,
     start_fleet_daemon,
     start_process,
+    subprocess_env,
 )
 from tests.redis_server import RedisServer
 
@@ -41,7 +44,7 @@ def fleet(
     try:
         for host in HOSTS:
             daemons[host] = start_fleet_daemon(
-                tmp_path / host, host, redis.url, manifests, **settings
+                tmp_path / host, host, redis.url, manifests, settings
             )
         yield daemons
     finally:
@@ -330,7 +333,13 @@ async def test_redis_killed_under_load_each_host_goes_on_alone_and_resyncs_when_
         await asyncio.sleep(0.5)
         stop.set()
         decided = dict(zip(HOSTS, await asyncio.gather(*load), strict=True))
-        resynced = await admit(daemons["b"], "ledger", "t-b", "after")
+        after = iter(range(10_000))
+
+        async def b_refuses() -> pb.AdmitCallResponse | None:
+            response = await admit(daemons["b"], "ledger", "t-b", f"after-{next(after)}")
+            return None if response.admitted else response
+
+        resynced = await wait_for(b_refuses, "b to see the breakers opened while alone")
         breakers = (await get_fleet(daemons["b"])).breakers
         [shared] = [each for each in breakers if each.tool == "ledger"]
         sync = (await get_fleet(daemons["b"])).sync
@@ -352,7 +361,6 @@ async def test_redis_killed_under_load_each_host_goes_on_alone_and_resyncs_when_
         assert log.count("Redis cannot be reached") == 1, (host, log)
         assert log.count("Redis is back") == 1, (host, log)
     assert alone.admitted, "b refused ledger while alone: its own breaker is closed"
-    assert not resynced.admitted
     assert resynced.decision.classification.code == pb.ERROR_CODE_CIRCUIT_OPEN
     assert (list(shared.open_on), shared.refused) == (["a", "c"], True)
     assert sync.outages == 1
@@ -519,3 +527,25 @@ async def test_a_password_protected_redis_is_joined_and_a_wrong_password_leaves_
     assert decision.action == pb.RECOVERY_ACTION_RETRY
     assert "not-the-pass" not in refused.stderr
     assert refused.stderr.count("Redis cannot be reached") == 1
+
+
+def test_systemd_status_says_the_fleets_state_as_it_changes(
+    tmp_path: Path, redis_server: RedisServer, notify_socket: socket.socket
+) -> None:
+    """STATUS= (systemctl status) ends with the link's state: in sync once the fleet is
+    loaded, alone (and why) once Redis is killed."""
+    env = subprocess_env(NOTIFY_SOCKET=notify_socket.getsockname())
+    daemon = start_fleet_daemon(tmp_path / "a", "a", redis_server.url, env=env)
+    try:
+        statuses: list[str] = []
+
+        def until(words: str) -> None:
+            while words not in (statuses[-1] if statuses else ""):
+                statuses.append(receive(notify_socket).get("STATUS", ""))
+
+        until("fleet test as a: in sync")
+        redis_server.kill()
+        until("fleet test as a: alone (")
+    finally:
+        daemon.terminate(signal.SIGKILL)
+    assert statuses[-1].startswith("serving on ")
