@@ -86,6 +86,9 @@ MAX_HOSTS = 1_000
 GATHER = 0.002
 """Seconds the sender waits, once woken, for more words: under load, one message
 carries the words of several commits."""
+MAX_FIELDS = 2_000_000
+"""Fields of a host's hash read at most (its breakers, windows and memory's errors):
+beyond, a hostile hash."""
 SEND_BATCH = 500
 """Words one message carries at most."""
 
@@ -294,8 +297,13 @@ class FleetLink:
     async def _load_host(self, client: aioredis.Redis, host: str) -> set[str]:
         key = self._host_key(host)
         changed: set[str] = set()
+        fields = 0
         try:
             async for _, value in client.hscan_iter(key, count=500):
+                fields += 1
+                if fields > MAX_FIELDS:
+                    self._ignored(Refused(Ignored.OUT_OF_BOUNDS, f"{key}: more than a host has"))
+                    break
                 now = self._clock.now()
                 try:
                     changed |= self.view.apply(read_word(value, self.fleet, host, now), now)
@@ -366,12 +374,11 @@ class FleetLink:
                 await client.hset(self._hosts_key, self.host, encode(self._card(now)))
                 cards = await self._read_cards(client, now)
                 seen = {host: card.seen_at for host, card in cards.items()}
-                changed = self.view.heartbeats(seen, now)
+                changed = self.view.heartbeats(seen, now) | self.view.refresh(now)
                 if changed:
                     self._on_change(changed)
                 next_beat = self._clock.monotonic() + BEAT
-            changed = self.view.refresh(now)
-            changed |= await self._race(client, now)
+            changed = await self._race(client, now)
             if changed:
                 self._on_change(changed)
             await self._clock.sleep(TICK)

@@ -277,8 +277,9 @@ class FleetView:
         """Every quorum worked out again (openings age, hosts go quiet), ended windows and
         claims dropped; the tool keys that changed."""
         changed: set[str] = set()
+        live = self.live_hosts(now)
         for key in list(self.breakers):
-            changed |= self._regime_changed(key, now)
+            changed |= self._regime_changed(key, now, live)
         for key, window in list(self._longest.items()):
             if window.until <= now:
                 for host, heard in list(self.windows[key].items()):
@@ -291,8 +292,10 @@ class FleetView:
                 del self.holds[key]
         return changed
 
-    def _regime_changed(self, key: str, now: datetime) -> set[str]:
-        regime = self._regime(key, now)
+    def _regime_changed(
+        self, key: str, now: datetime, live: frozenset[str] | None = None
+    ) -> set[str]:
+        regime = self._regime(key, now, live)
         if regime == self.regimes.get(key):
             return set()
         if regime is None:
@@ -303,8 +306,9 @@ class FleetView:
             self.regimes[key] = regime
         return {key}
 
-    def _regime(self, key: str, now: datetime) -> Regime | None:
-        live = self.live_hosts(now)
+    def _regime(self, key: str, now: datetime, live: frozenset[str] | None = None) -> Regime | None:
+        if live is None:
+            live = self.live_hosts(now)
         members = [
             (host, heard.word)
             for host, heard in self.breakers.get(key, {}).items()
