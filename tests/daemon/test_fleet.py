@@ -19,6 +19,7 @@ from errord_client.executor import Executor, ResultStatus
 from errord_client.v1 import errord_pb2 as pb
 
 from errord.fleet.records import Batch, Card, HelloWord, WindowWord, Word, encode, message
+from tests.certificates import authority
 from tests.executor_helpers import Errord, failures, recorded_trace, wait_for
 from tests.helpers import (
     DaemonProcess,
@@ -549,3 +550,33 @@ def test_systemd_status_says_the_fleets_state_as_it_changes(
     finally:
         daemon.terminate(signal.SIGKILL)
     assert statuses[-1].startswith("serving on ")
+
+
+async def test_a_fleet_over_tls_shares_through_rediss(tmp_path: Path) -> None:
+    """fleet_url rediss:// with the CA that signed Redis' certificate (ssl_ca_certs):
+    two daemons join and share a rate-limit window over TLS."""
+    signed = authority(tmp_path / "tls", "redis")
+    server = RedisServer(tmp_path / "redis", tls=signed.server).start()
+    url = f"{server.url}?ssl_ca_certs={signed.ca.cert}"
+    daemons = {host: start_fleet_daemon(tmp_path / host, host, url) for host in ("a", "b")}
+    try:
+        await wait_for(lambda: states(daemons, pb.FLEET_STATE_IN_SYNC), "both in sync")
+        with ErrordClient(daemons["a"].address) as errord:
+            errord.report_failure(
+                turn_id="t-a",
+                call_id="c1",
+                tool="quotes",
+                attempt=1,
+                http_status=429,
+                message="429 Too Many Requests",
+                retry_after=30.0,
+            )
+
+        async def b_holds() -> bool:
+            return any(w.tool == "quotes" for w in (await get_fleet(daemons["b"])).windows)
+
+        await wait_for(b_holds, "b to hear of a's window over TLS")
+    finally:
+        for daemon in daemons.values():
+            daemon.terminate(signal.SIGKILL)
+        server.kill()
