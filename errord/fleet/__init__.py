@@ -8,6 +8,7 @@ whose breaker opened on a quorum of hosts is refused on every host (with one hal
 probe for the fleet, claimed in Redis before it is needed), and memory's tallies add up.
 The link (``link``) keeps the view current (pub/sub, and a load of the fleet's state
 whenever it connects) and, when Redis cannot be reached, leaves the host deciding alone
-until it returns. What crosses Redis is typed and bounded (``records``). docs/fleet.md
-tells what is shared, what is not, and why.
+until it returns. What crosses Redis is typed and bounded (``records``). ``joining``
+builds the three over a host's projections when ``fleet_url`` is set; ``status`` is what
+operators are told. docs/fleet.md tells what is shared, what is not, and why.
 """

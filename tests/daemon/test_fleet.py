@@ -22,6 +22,7 @@ from errord.fleet.records import Batch, Card, HelloWord, WindowWord, Word, encod
 from tests.certificates import authority
 from tests.executor_helpers import Errord, failures, recorded_trace, wait_for
 from tests.helpers import (
+    ROOT,
     DaemonProcess,
     operator_channel,
     receive,
@@ -580,3 +581,39 @@ async def test_a_fleet_over_tls_shares_through_rediss(tmp_path: Path) -> None:
         for daemon in daemons.values():
             daemon.terminate(signal.SIGKILL)
         server.kill()
+
+
+async def test_the_acl_user_docs_fleet_md_shows_is_all_a_daemon_needs(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """docs/fleet.md's ``ACL SETUSER`` line, run as it is: two daemons joining as that
+    user get in sync and share a window."""
+    [line] = [
+        line.strip()
+        for line in (ROOT / "docs" / "fleet.md").read_text().splitlines()
+        if line.strip().startswith("ACL SETUSER errord ")
+    ]
+    assert redis_server.command(*line.split()).strip() == "OK"
+    url = redis_server.url.replace("redis://", "redis://errord:secret@")
+    daemons = {host: start_fleet_daemon(tmp_path / host, host, url) for host in ("a", "b")}
+    try:
+        await wait_for(lambda: states(daemons, pb.FLEET_STATE_IN_SYNC), "both in sync")
+        with ErrordClient(daemons["a"].address) as errord:
+            errord.report_failure(
+                turn_id="t-a",
+                call_id="c1",
+                tool="quotes",
+                attempt=1,
+                http_status=429,
+                message="429 Too Many Requests",
+                retry_after=30.0,
+            )
+
+        async def b_holds() -> bool:
+            return any(w.tool == "quotes" for w in (await get_fleet(daemons["b"])).windows)
+
+        await wait_for(b_holds, "b to hear of a's window")
+    finally:
+        for daemon in daemons.values():
+            daemon.terminate(signal.SIGKILL)
+    assert all("cannot be reached" not in daemon.stderr for daemon in daemons.values())
