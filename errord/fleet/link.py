@@ -216,7 +216,7 @@ class FleetLink:
                 self._on_change(None)
             try:
                 async with asyncio.timeout(IO_TIMEOUT):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py: untyped
+                    await pubsub.aclose()
                     await client.aclose()
             except REDIS_ERRORS:
                 pass
