@@ -89,6 +89,8 @@ carries the words of several commits."""
 MAX_FIELDS = 2_000_000
 """Fields of a host's hash read at most (its breakers, windows and memory's errors):
 beyond, a hostile hash."""
+MEMORY_EVERY = 0.25
+"""Seconds memory's words wait at most for a breaker's or a window's to go with."""
 SEND_BATCH = 500
 """Words one message carries at most."""
 
@@ -419,8 +421,11 @@ class FleetLink:
 
     async def _send(self, client: aioredis.Redis) -> None:
         while True:
-            await self._wake.wait()
-            await asyncio.sleep(GATHER)  # the words of the commits right behind come along
+            try:
+                await asyncio.wait_for(self._wake.wait(), MEMORY_EVERY)
+                await asyncio.sleep(GATHER)  # the words of the commits right behind come along
+            except TimeoutError:
+                pass  # memory's round
             self._wake.clear()
             bodies = self.outbox.take()
             if not bodies:

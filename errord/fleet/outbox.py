@@ -5,8 +5,11 @@ nothing more while no event is a breaker change, a rate-limit window or an episo
 a breaker change becomes a ``BreakerWord``, a window a ``WindowWord``, an error whose
 episodes changed a ``MemoryWord`` (its tallies read from the committed projection when
 the words are sent, so that a burst of reports of one error is one word). Words wait
-in ``pending``, one per thing (the newest wins), until the link sends them; the link
-also asks for the whole of it (``everything``) each time it (re)joins the fleet.
+in ``pending``, one per thing (the newest wins), until the link sends them: breakers and
+windows at once, memory with the next of those or within a quarter of a second (evidence
+that decays over an hour need not race, and every decision's error would otherwise be a
+message of its own). The link also asks for the whole of it (``everything``) each time
+it (re)joins the fleet.
 """
 
 from __future__ import annotations
@@ -69,7 +72,8 @@ class Outbox:
         self._errors: set[MemoryKey] = set()
         """Errors whose memory changed: read when the words are taken."""
         self.on_word: Callable[[], None] = lambda: None
-        """Called when a word is added: the link's sender wakes."""
+        """Called when a breaker or window word is added: the link's sender wakes. Memory's
+        words wait for its next round: they steer decisions, never admit or refuse one."""
         self.own_breakers: list[BreakerWord] = []
         """This host's breaker words since the view last took them (it counts itself)."""
 
@@ -92,15 +96,11 @@ class Outbox:
                 self.pending[field_of(window)] = window
                 added = True
             elif kind is FailureEvent or kind is OutcomeEvent:
-                errors = episode_keys(detail)
-                if errors:
-                    self._errors.update(errors)
-                    added = True
+                self._errors.update(episode_keys(detail))
             elif kind is MemoryForgotten:
                 assert isinstance(detail, MemoryForgotten)
                 self._errors.update(detail.errors)
-                added = True
-        if added:
+        if added:  # memory waits for the sender's next round (MEMORY_EVERY at most)
             self.on_word()
 
     @property
