@@ -617,3 +617,42 @@ async def test_the_acl_user_docs_fleet_md_shows_is_all_a_daemon_needs(
         for daemon in daemons.values():
             daemon.terminate(signal.SIGKILL)
     assert all("cannot be reached" not in daemon.stderr for daemon in daemons.values())
+
+
+async def test_a_frozen_redis_is_a_gone_one_and_decisions_never_wait_for_it(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """Redis stopped (SIGSTOP: connections open, no answers): the daemon is alone once a
+    command goes unanswered, and decides meanwhile; Redis continued, it resyncs."""
+    daemon = start_fleet_daemon(tmp_path / "a", "a", redis_server.url)
+    process = redis_server.process
+    assert process is not None
+    try:
+        await wait_for(lambda: states({"a": daemon}, pb.FLEET_STATE_IN_SYNC), "a in sync")
+        process.send_signal(signal.SIGSTOP)
+        try:
+            with ErrordClient(daemon.address) as errord:
+                decisions = [
+                    errord.report_failure(
+                        turn_id="t",
+                        call_id=f"c{n}",
+                        tool="quotes",
+                        attempt=1,
+                        code=pb.ERROR_CODE_TIMEOUT,
+                        message="upstream timeout",
+                        timeout=5,
+                    ).decision
+                    for n in range(20)
+                ]
+            await wait_for(lambda: states({"a": daemon}, pb.FLEET_STATE_ALONE), "a alone")
+            alone = (await get_fleet(daemon)).sync
+        finally:
+            process.send_signal(signal.SIGCONT)
+        await wait_for(lambda: states({"a": daemon}, pb.FLEET_STATE_IN_SYNC), "a resynced")
+    finally:
+        daemon.terminate(signal.SIGKILL)
+
+    assert len(decisions) == 20
+    assert "no answer within" in alone.problem or "Timeout" in alone.problem
+    assert daemon.stderr.count("Redis cannot be reached") == 1
+    assert daemon.stderr.count("Redis is back") == 1
