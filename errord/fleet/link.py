@@ -23,7 +23,7 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 
 import redis.asyncio as aioredis
@@ -34,6 +34,7 @@ from errord.decide.events import TraceEvent
 from errord.fleet.outbox import Outbox, field_of
 from errord.fleet.records import (
     MAX_KEY,
+    MAX_MESSAGE,
     Batch,
     Body,
     BreakerWord,
@@ -92,6 +93,8 @@ beyond, a hostile hash."""
 MEMORY_EVERY = 0.25
 """Seconds memory's words wait at most for a breaker's or a window's to go with."""
 SEND_BATCH = 500
+MESSAGE_SLACK = 1_024
+"""Bytes of a message beside its words' own: its sender's name, the batch's framing."""
 """Words one message carries at most."""
 
 REDIS_ERRORS = (RedisError, OSError, asyncio.TimeoutError)
@@ -434,10 +437,10 @@ class FleetLink:
             words = [self._word(body, now) for body in bodies]
             own = self._host_key(self.host)
             async with client.pipeline(transaction=False) as pipe:
-                for start in range(0, len(words), SEND_BATCH):
-                    chunk = words[start : start + SEND_BATCH]
-                    pipe.hset(own, mapping={field_of(word.body): encode(word) for word in chunk})
-                    pipe.publish(self._channel, message(self.host, Batch(chunk)))
+                for chunk in _chunks(words):
+                    pipe.hset(own, mapping={field_of(word.body): raw for word, raw in chunk})
+                    batch = Batch([word for word, _ in chunk])
+                    pipe.publish(self._channel, message(self.host, batch))
                 await pipe.execute()
             self.last_word, self.last_word_at = _said(words[-1].body), now
 
@@ -516,6 +519,22 @@ class FleetLink:
         return FleetSnapshot(
             self.status, tuple(hosts), tuple(breakers), tuple(windows), view.shared_errors
         )
+
+
+def _chunks(words: list[Word]) -> Iterator[list[tuple[Word, bytes]]]:
+    """``words`` with their encodings, in chunks whose message stays within MAX_MESSAGE
+    and SEND_BATCH words."""
+    chunk: list[tuple[Word, bytes]] = []
+    size = 0
+    for word in words:
+        raw = encode(word)
+        if chunk and (size + len(raw) > MAX_MESSAGE - MESSAGE_SLACK or len(chunk) >= SEND_BATCH):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append((word, raw))
+        size += len(raw)
+    if chunk:
+        yield chunk
 
 
 def _said(body: Body) -> str:

@@ -31,7 +31,11 @@ from errord.errors import ErrordError
 T = TypeVar("T")
 
 MAX_VALUE = 65_536
-"""Bytes a value read from Redis may have; a larger one is ignored unread."""
+"""Bytes a value read from Redis may have (a word, a card, a claim); a larger one is
+ignored unread."""
+MAX_MESSAGE = 1 << 20
+"""Bytes a message of the fleet's channel may have (a batch of words: a sender splits
+larger ones); a larger one is ignored unread."""
 MAX_KEY = 2_048
 """Characters of a tool's key (a name and a scope) or a signature in a word."""
 MAX_RECOVERIES = 64
@@ -52,7 +56,7 @@ class Ignored(ClosedEnum):
     MALFORMED = "malformed"
     """It does not decode as errord's record."""
     OVERSIZED = "oversized"
-    """Larger than MAX_VALUE."""
+    """Larger than MAX_VALUE (MAX_MESSAGE for a message)."""
     FOREIGN = "foreign"
     """Of another fleet, or claiming to be another host than the key it was under."""
     WRONG_TYPE = "wrong_type"
@@ -151,7 +155,7 @@ def sender_of(value: object) -> tuple[str, bytes]:
     raises Refused."""
     if not isinstance(value, bytes):
         raise Refused(Ignored.MALFORMED, f"a {type(value).__name__}, not bytes")
-    if len(value) > MAX_VALUE:
+    if len(value) > MAX_MESSAGE:
         raise Refused(Ignored.OVERSIZED, f"{len(value)} bytes")
     length = value[0] if value else 0
     if not length or len(value) <= length:
@@ -198,10 +202,10 @@ class Refused(ErrordError):
         self.reason = reason
 
 
-def _decoded(decode: msgspec.msgpack.Decoder[T], value: object) -> T:
+def _decoded(decode: msgspec.msgpack.Decoder[T], value: object, limit: int = MAX_VALUE) -> T:
     if not isinstance(value, bytes | bytearray | memoryview):
         raise Refused(Ignored.MALFORMED, f"a {type(value).__name__}, not bytes")
-    if len(value) > MAX_VALUE:
+    if len(value) > limit:
         raise Refused(Ignored.OVERSIZED, f"{len(value)} bytes")
     try:
         return decode.decode(value)
@@ -214,7 +218,7 @@ def read_batch(
 ) -> tuple[list[Word], list[Refused]]:
     """The words of ``host``'s batch (``sender_of``) that may be applied, and those
     refused. Raises Refused when the batch itself is not one."""
-    batch = _decoded(_batches, value)
+    batch = _decoded(_batches, value, MAX_MESSAGE)
     kept, refused = [], []
     for word in batch.words:
         try:

@@ -388,7 +388,7 @@ async def test_hostile_values_in_redis_are_ignored_and_counted_never_applied(
             raw.hset(prefix + "hosts", "x", encode(Card("test", "x", 1, now)))
             raw.set(prefix + "host:x", "a string where a hash belongs")
             raw.publish(prefix + "words", b"\x00garbage")
-            raw.publish(prefix + "words", b"\x00" * 100_000)
+            raw.publish(prefix + "words", b"\x00" * 2_000_000)
             raw.publish(prefix + "words", message("x", Batch([foreign])))
             raw.publish(
                 prefix + "words", message("x", Batch([Word("test", "x", 1, 2, now, window)]))

@@ -14,7 +14,7 @@ from errord.decide.model import BreakerChange, BreakerPhase, BreakerState, RateW
 from errord.decide.scope import tool_key
 from errord.fleet.outbox import Outbox, field_of
 from errord.fleet.records import (
-    MAX_VALUE,
+    MAX_MESSAGE,
     Batch,
     BreakerWord,
     Ignored,
@@ -205,7 +205,7 @@ def test_values_that_are_not_errords_words_are_refused_by_reason() -> None:
     for value, reason in [
         (b"\xc1", Ignored.MALFORMED),
         ("text", Ignored.MALFORMED),
-        (b"\x00" * (MAX_VALUE + 1), Ignored.OVERSIZED),
+        (b"\x00" * (MAX_MESSAGE + 1), Ignored.OVERSIZED),
         (encode({"fleet": "test"}), Ignored.MALFORMED),
     ]:
         with pytest.raises(Refused) as problem:
@@ -251,3 +251,22 @@ def test_the_outbox_keeps_the_newest_word_of_each_thing_and_its_own_breakers() -
     assert isinstance(words[0], BreakerWord)
     assert words[0].phase is BreakerPhase.CLOSED
     assert outbox.take() == []
+
+
+def test_a_sender_splits_its_words_into_messages_a_receiver_reads_whole() -> None:
+    from errord.fleet.link import _chunks  # imports redis-py: the test extra has it
+
+    tallies = {f"USE_ALTERNATIVE:tool_{n}": Tally(NOW, opened=1.0) for n in range(60)}
+    words = [
+        Word("test", "a", 1, n, NOW, MemoryWord(key="search", signature=f"s{n}", tallies=tallies))
+        for n in range(1, 801)
+    ]
+    read: list[Word] = []
+    for chunk in _chunks(words):
+        sent = message("a", Batch([word for word, _ in chunk]))
+        assert len(sent) <= MAX_MESSAGE
+        host, batch = sender_of(sent)
+        kept, refused = read_batch(batch, "test", host, NOW)
+        assert refused == []
+        read += kept
+    assert read == words
