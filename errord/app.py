@@ -26,6 +26,7 @@ from errord.clock import Clock, SystemClock
 from errord.config import Settings, default_db_path
 from errord.decide.manifest.snapshot import ManifestSnapshot
 from errord.errors import ConfigError
+from errord.fleet.joining import join_fleet
 from errord.handler import ErrorHandler
 from errord.manifests.files import overlooked
 from errord.operator_actions import OperatorActions
@@ -33,6 +34,7 @@ from errord.ops.metrics import start_metrics_server
 from errord.ops.systemd import Notifier
 from errord.ops.write_health import WriteHealthReporter
 from errord.reload import ManifestReloader
+from errord.state.after_commit import AfterCommit
 from errord.state.health import ToolHealthBoard
 from errord.state.memory_retention import MemoryBounds
 from errord.state.projections import Projections
@@ -95,7 +97,11 @@ async def serve(
         )
         # Calls and turns are read only through the handler's Holder: loaded after start.
         later = (state.calls, state.turns)
-        opening = Store.open(settings.db, clock, state, load_later=later)
+        after_commit = AfterCommit()
+        fleet = join_fleet(settings, state, clock, after_commit.tools.changed)
+        if fleet is not None:
+            after_commit.shared = fleet.committed
+        opening = Store.open(settings.db, clock, state, after_commit=after_commit, load_later=later)
         async with await opening as store:
             handler = ErrorHandler(
                 assembly.engine,
@@ -106,6 +112,8 @@ async def serve(
                 bounds,
                 max_tools=settings.max_tools,
             )
+            if fleet is not None:
+                handler.views.share(fleet.view)
             trace_bounds = TraceBounds(
                 settings.trace_retention_seconds,
                 settings.trace_retention_bytes,
@@ -125,16 +133,27 @@ async def serve(
                 settings.memory_min_episodes,
             )
             serving = Serving(settings.db, lambda: len(handler.manifests), store.salvage)
+            if fleet is not None:
+                serving.fleet = fleet.status.words
             reload_from = None
             if settings.manifests is not None:  # a reload reads them as start-up did
                 reload_from = functools.partial(reassembled_manifests, settings)
             reloader = ManifestReloader(handler, reload_from, notifier, serving.status)
+            if fleet is not None:  # systemd's STATUS= says when the fleet's link changes
+                fleet.on_state = lambda: notifier.status(reloader.status())
             errors = ErrorHandlerService(handler, telemetry)
             access = Access.from_settings(settings)
             running = await start_server(
                 settings.listen,
                 errors,
-                OperatorService(board, actions, clock, reloader, Replays(settings)),
+                OperatorService(
+                    board,
+                    actions,
+                    clock,
+                    reloader,
+                    Replays(settings),
+                    fleet.snapshot if fleet is not None else None,
+                ),
                 reflection_on=settings.reflection,
                 access=access,
             )
@@ -154,6 +173,8 @@ async def serve(
                 asyncio.create_task(notifier.keep_watchdog_fed(stop), name="watchdog"),
                 asyncio.create_task(writes.probe_while_failing(stop), name="write probe"),
             ]
+            if fleet is not None:
+                background.append(asyncio.create_task(fleet.run(stop), name="fleet"))
             try:
                 if settings.metrics_listen is not None:
                     metrics = start_metrics_server(
@@ -165,6 +186,7 @@ async def serve(
                         running.streams.by_kind(),
                         handler,
                         trace.removed,
+                        fleet.status if fleet is not None else None,
                     )
                     serving.metrics = f"http://{metrics.address}/metrics"
                 with reload_on_sighup(reloader):
@@ -265,6 +287,8 @@ class Serving:
     address: str = ""
     metrics: str = ""
     console: str = ""
+    fleet: Callable[[], str] | None = None
+    """The link to the fleet in words (errord.fleet), when fleet_url is set."""
 
     def status(self) -> str:
         text = f"serving on {self.address}"
@@ -275,6 +299,8 @@ class Serving:
         text += f", {self.tools()} tool manifests, db {self.db}"
         if self.salvage is not None:
             text += f" (salvaged: {self.salvage})"
+        if self.fleet is not None:
+            text += f"; {self.fleet()}"
         return text
 
 

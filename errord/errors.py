@@ -17,7 +17,9 @@
         └── CorruptDatabase      it fails SQLite's integrity check, or is no database
 
 The errord command adds two of its own under ErrordError (errord.cli: CommandError,
-TLSFileError). Anything else escaping the service layer is a bug, reported as INTERNAL.
+TLSFileError), and the fleet one (errord.fleet.records.Refused: a value read from Redis
+that is ignored, never raised past the link). Anything else escaping the service layer
+is a bug, reported as INTERNAL.
 A record refuses a value on construction with InvalidValue (a ValueError naming its
 field), which whoever built it words in its own terms: a setting, a manifest key, a
 request field.

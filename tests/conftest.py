@@ -22,6 +22,7 @@ from tests.helpers import (
     start_in_process,
     start_process,
 )
+from tests.redis_server import RedisServer
 
 # Property tests run beside daemons on two shared cores: an example's wall time says
 # nothing of its correctness, so no deadline and no too-slow health check.
@@ -74,6 +75,15 @@ def daemon_process(tmp_path: Path) -> Iterator[DaemonProcess]:
     running = start_process("--listen", "127.0.0.1:0", "--db", str(tmp_path / "errord.db"))
     yield running
     running.terminate(signal.SIGKILL)
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A real Redis server of the test's own, on a free loopback port and a unix socket in
+    tmp_path (tests/redis_server.py)."""
+    server = RedisServer(tmp_path / "redis").start()
+    yield server
+    server.kill()
 
 
 @pytest.fixture

@@ -14,10 +14,11 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -401,3 +402,30 @@ def grpcurl(
     if result.returncode != 0:
         raise GrpcurlFailed(result.stdout + result.stderr)
     return result.stdout
+
+
+def start_fleet_daemon(
+    directory: Path,
+    host: str,
+    fleet_url: str,
+    manifests: str = "tools: []\n",
+    settings: Mapping[str, object] | None = None,
+    env: dict[str, str] | None = None,
+) -> DaemonProcess:
+    """errord as a process, host ``host`` of the fleet ``test`` through ``fleet_url``, with
+    its own database and ``manifests`` (YAML) in ``directory``; ``settings`` go into its
+    TOML file as they are (strings quoted); ``env``: its environment."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tools = directory / "tools"
+    tools.mkdir(exist_ok=True)
+    (tools / "tools.yaml").write_text(textwrap.dedent(manifests))
+    values = {"fleet_url": fleet_url, "fleet_name": "test", "fleet_host": host, **(settings or {})}
+    lines = [f"{name} = {json.dumps(value)}" for name, value in values.items()]
+    (directory / "errord.toml").write_text("\n".join(lines) + "\n")
+    return start_process(
+        "--config", str(directory / "errord.toml"),
+        "--listen", "127.0.0.1:0",
+        "--db", str(directory / "errord.db"),
+        "--manifests", str(tools),
+        env=env,
+    )  # fmt: skip

@@ -143,6 +143,12 @@ def stats(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+def fleet(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
+    response: pb.GetFleetResponse = daemon.call(daemon.operators.GetFleet, pb.GetFleetRequest())
+    out.show(response, show.format_fleet(response))
+    return 0
+
+
 def memory(daemon: Daemon, args: argparse.Namespace, out: Output) -> int:
     request = pb.RecallEpisodesRequest(tool=args.tool, message=args.message or "", scope=args.scope)
     response: pb.RecallEpisodesResponse = daemon.call(daemon.operators.RecallEpisodes, request)

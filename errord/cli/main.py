@@ -170,6 +170,10 @@ def _add_operator_commands(commands: Subcommands[argparse.ArgumentParser]) -> No
     )
 
     _operator(
+        commands, "fleet", "the fleet's hosts, their last word, and what is shared now", ops.fleet
+    )
+
+    _operator(
         commands, "health", "whether the daemon and each errord service are serving", ops.health
     )
 

@@ -99,7 +99,74 @@ def _counts(counts: Mapping[str, int]) -> str:
 
 
 def format_stats(response: pb.GetToolStatsResponse) -> str:
-    """Each tool as a short block of lines."""
+    """Each tool as a short block of lines; first, in a fleet, the fleet's state."""
+    shared = response.fleet.state not in (pb.FLEET_STATE_UNSPECIFIED, pb.FLEET_STATE_OFF)
+    head = fleet_line(response.fleet) + "\n\n" if shared else ""
+    return head + _tools(response)
+
+
+FLEET_STATES = {
+    pb.FLEET_STATE_UNSPECIFIED: "alone",
+    pb.FLEET_STATE_OFF: "alone",
+    pb.FLEET_STATE_SYNCING: "syncing",
+    pb.FLEET_STATE_IN_SYNC: "in sync",
+    pb.FLEET_STATE_ALONE: "alone",
+}
+
+
+def fleet_line(sync: pb.FleetSync) -> str:
+    """The daemon's link to its fleet in a line."""
+    if sync.state in (pb.FLEET_STATE_UNSPECIFIED, pb.FLEET_STATE_OFF):
+        return "no fleet: this daemon decides alone (fleet_url is not set)"
+    text = f"fleet {sync.fleet} as {sync.host}: {FLEET_STATES[sync.state]}"
+    if sync.state == pb.FLEET_STATE_IN_SYNC:
+        text += f" with {sync.hosts} hosts (quorum {sync.quorum})"
+    elif sync.state == pb.FLEET_STATE_ALONE:
+        text += f", Redis cannot be reached ({sync.problem}); deciding with its own evidence"
+    if sync.HasField("since"):
+        text += f", since {_time(sync.since)}"
+    if sync.outages:
+        text += f"; {sync.outages} outages since start"
+    return text
+
+
+def format_fleet(response: pb.GetFleetResponse) -> str:
+    """The fleet's link, its hosts and their last word, and what is shared now."""
+    lines = [fleet_line(response.sync)]
+    if response.sync.state in (pb.FLEET_STATE_UNSPECIFIED, pb.FLEET_STATE_OFF):
+        return lines[0]
+    lines.append("hosts:")
+    for host in response.hosts:
+        mark = " (this one)" if host.this_host else ""
+        live = "live" if host.live else "silent"
+        seen = f", seen {_time(host.seen_at)}" if host.HasField("seen_at") else ""
+        word = f"; last word: {host.last_word}" if host.last_word else ""
+        lines.append(f"  {host.host}{mark}: {live}{seen}{word}")
+    lines.append("breakers open on hosts of the fleet:" if response.breakers else "no breaker open")
+    for breaker in response.breakers:
+        verdict = "refused fleet-wide" if breaker.refused else "below the quorum: not refused"
+        text = f"  {scoped(breaker.tool, breaker.scope)}: open on {', '.join(breaker.open_on)}"
+        text += f"; {verdict}"
+        if breaker.refused and breaker.HasField("half_opens_at"):
+            text += f", one probe from {_time(breaker.half_opens_at)}"
+        if breaker.probe_host:
+            text += f" (held by {breaker.probe_host})"
+        lines.append(text)
+    for window in response.windows:
+        lines.append(
+            f"  rate-limit window of {scoped(window.tool, window.scope)} from {window.host} "
+            f"until {_time(window.until)}"
+        )
+    lines.append(f"memory shared of {response.shared_errors} errors")
+    if response.ignored:
+        counts = ", ".join(
+            f"{reason} {count}" for reason, count in sorted(response.ignored.items())
+        )
+        lines.append(f"values in Redis ignored: {counts}")
+    return "\n".join(lines)
+
+
+def _tools(response: pb.GetToolStatsResponse) -> str:
     if not response.tools:
         return "no tools yet: no manifests and no reports"
     window = round(seconds(response.window) / 60)

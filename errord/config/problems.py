@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("logfmt", "json")
 TCP_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(?P<port>\d{1,5})$")
+FLEET_SCHEMES = ("redis://", "rediss://", "unix://")
+FLEET_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MAX_MODEL_CORRECTIONS = 10
 MAX_MEMORY_AGE = 31_536_000.0
 """A year, in seconds."""
@@ -65,7 +67,7 @@ def check_trace_url(template: str) -> str | None:
 
 def problems(settings: Settings) -> Iterator[SettingProblem]:
     """Each invalid setting of ``settings``: values, then the access settings' shapes."""
-    for setting, problem in (*_values(settings), *_access(settings)):
+    for setting, problem in (*_values(settings), *_fleet(settings), *_access(settings)):
         yield SettingProblem(setting, problem)
 
 
@@ -128,6 +130,19 @@ def _values(settings: Settings) -> Iterator[tuple[str, str]]:
     formats = [layout.value for layout in MessageFormat]
     if settings.llm_message_format not in formats:
         yield "llm_message_format", f"expected one of {', '.join(formats)}"
+
+
+def _fleet(settings: Settings) -> Iterator[tuple[str, str]]:
+    if settings.fleet_url is not None and not settings.fleet_url.startswith(FLEET_SCHEMES):
+        yield "fleet_url", "expected a redis://, rediss:// or unix:// URL"
+    for name in ("fleet_name", "fleet_host"):
+        value = getattr(settings, name)
+        if value is not None and not FLEET_NAME.fullmatch(value):
+            yield name, "expected 1 to 64 letters, digits, '.', '_' or '-'"
+    if not 1 <= settings.fleet_quorum <= 100:
+        yield "fleet_quorum", "must be from 1 to 100"
+    if not 1 <= settings.fleet_breaker_window_seconds <= 86_400:
+        yield "fleet_breaker_window_seconds", "must be from 1 to 86400 (a day)"
 
 
 def _access(settings: Settings) -> Iterator[tuple[str, str]]:

@@ -203,6 +203,17 @@ class Settings:
     SHA-256 (of ``telemetry_id_salt`` followed by the id) instead of as given."""
     telemetry_id_salt: str | None = None
     """Prefixed to each id before it is hashed; None for none."""
+    fleet_url: str | None = None
+    """The Redis (or Valkey) a fleet shares through: redis://, rediss:// (TLS) or
+    unix:///PATH, with an ACL user and password if any (errord.fleet); None: alone."""
+    fleet_name: str = "errord"
+    """The fleet's name: daemons share only with those of the same name."""
+    fleet_host: str | None = None
+    """This daemon's name in the fleet; None: the machine's host name."""
+    fleet_quorum: int = 2
+    """Hosts whose own breaker of a tool must be open for every host to refuse it."""
+    fleet_breaker_window_seconds: float = 120.0
+    """How long after a host's breaker opened that opening counts towards the quorum."""
     client: ClientSettings = field(default_factory=ClientSettings)
     """How the operator commands reach this daemon: the ``[client]`` table."""
 

@@ -26,7 +26,6 @@ from errord.decide.engine import CallCheck, Engine
 from errord.decide.engine.views import Reads
 from errord.decide.health.admission import Admission, admit, refusal
 from errord.decide.manifest.snapshot import ManifestSnapshot
-from errord.decide.memory import MemoryKey, MemoryStats
 from errord.decide.model import (
     CLOSED_BREAKER,
     BreakerState,
@@ -79,6 +78,7 @@ from errord.handler.answers import (
 )
 from errord.handler.held import ReportsHeld
 from errord.handler.room import Room
+from errord.handler.views import DecisionViews
 from errord.limits import MAX_TOOLS, Limits
 from errord.state.calls import CallState
 from errord.state.holding import Holder
@@ -123,6 +123,8 @@ class ErrorHandler:
         self.holder = Holder(store.state)
         """Reads back what a projection dropped for room; operator actions share it."""
         self._held = ReportsHeld(self.holder, state)
+        self.views = DecisionViews(state)
+        """A tool's state as decisions read it; ``views.share(fleet)`` adds a fleet's."""
         self.room = Room(state, max_turn_events, max_tools)
         """The bounds of a turn's events and of the tools with state (errord.handler.room)."""
         self.after_commit = store.after_commit
@@ -194,15 +196,18 @@ class ErrorHandler:
             ):
                 self.room.check_open(key.turn_id)
                 manifest = self.manifests.manifest_for(key.tool)[0]
-                breaker = self._state.breakers.view(report.tool_key)
-                window = self._state.windows.view(report.tool_key)
                 now = self.clock.now()
+                breaker = self.views.admitting(report.tool_key, now)
+                window = self.views.window_of(report.tool_key)
                 admission = admit(key, manifest, breaker, now, window, scope)
             if admission is None or not admission.admitted:  # refused, now or before
                 if admission is not None and admission.held:
                     report, reads = held, held_reads
                 decision, repeated = await self._step(FAILURE, report, reads, self._decide_failure)
-                refused = Admission(admitted=False, breaker=decision.breaker or CLOSED_BREAKER)
+                shown = decision.breaker
+                if self.views.fleet is not None:
+                    shown = self.views.shown(report.tool_key, self.clock.now())
+                refused = Admission(admitted=False, breaker=shown or CLOSED_BREAKER)
                 return refused, decision, repeated
             claim = self._units.claim(key)
             if admission.claim:
@@ -253,10 +258,11 @@ class ErrorHandler:
             turn,
             now,
             self._state.breakers.view,
-            self._remembered,
+            self.views.memory_of,
             reads,
-            window_of=self._state.windows.view,
+            window_of=self.views.window_of,
             activity_of=self._state.tool_stats.view,
+            gate=self.views.gate,
         )
         self.room.check_events(report.turn_id, turn, decided.events)
         return decided.events, now
@@ -272,9 +278,6 @@ class ErrorHandler:
         )
         self.room.check_events(report.turn_id, turn, events)
         return events, now
-
-    def _remembered(self, key: str, signature_key: str) -> MemoryStats | None:
-        return self._state.memory.view(MemoryKey(key, signature_key))
 
     async def begin_turn(
         self,
@@ -414,19 +417,18 @@ class ErrorHandler:
 
     def breaker(self, key: str) -> BreakerState | None:
         """The breaker of a tool in a scope (its key: errord.decide.model.scope) as decisions see
-        it; None if it never changed."""
-        return self._state.breakers.view(key)
+        it; None if it never changed. In a fleet, as the fleet's quorum lets it act."""
+        return self.views.shown(key, self.clock.now())
 
     def window(self, key: str) -> RateWindow | None:
         """The rate-limit window of a tool in a scope (its key) as decisions see it; None if
-        it never had one."""
-        return self._state.windows.view(key)
+        it never had one; in a fleet, the longest any host received."""
+        return self.views.window_of(key)
 
     def known_tools(self) -> set[str]:
         """The keys of every tool with a manifest, and of every tool and scope with a
-        breaker or a rate-limit window."""
-        state = self._state
-        return {*self.manifests.names, *state.breakers.snapshot(), *state.windows.snapshot()}
+        breaker or a rate-limit window (a fleet's too)."""
+        return {*self.manifests.names, *self.views.keys()}
 
     def validate_call(self, tool: str, arguments: Mapping[str, JSONValue]) -> CallCheck:
         """``arguments`` checked against ``tool``'s JSON Schema; nothing is recorded.

@@ -39,7 +39,9 @@ from prometheus_client.registry import Collector
 from errord.decide.health.alerts import AlertKind
 from errord.decide.model import BreakerPhase
 from errord.errors import ListenError
+from errord.fleet.status import FleetStatus
 from errord.handler import ErrorHandler
+from errord.ops.fleet_metrics import FleetMetrics
 from errord.ops.metric_scopes import scope_rows
 from errord.reload import ManifestReloader
 from errord.state.health import NO_CANDIDATES, ToolHealth, ToolHealthBoard
@@ -399,11 +401,13 @@ def start_metrics_server(
     streams: Mapping[str, StreamCount] | None = None,
     handler: ErrorHandler | None = None,
     retention: Removed | None = None,
+    fleet: FleetStatus | None = None,
 ) -> MetricsServer:
     """Serve /metrics on ``listen`` (host:port; port 0 picks one) from a thread;
     ``streams`` counts the streams of each kind (its ``watch_trace``: errord_watchers);
     ``handler`` counts the tools with state and the reports refused past max_tools;
-    ``retention``, what trace retention removed and the database's size."""
+    ``retention``, what trace retention removed and the database's size; ``fleet``, the
+    link to the fleet (off without it)."""
     registry = CollectorRegistry(auto_describe=False)
     for standard in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(standard)
@@ -416,6 +420,7 @@ def start_metrics_server(
         registry.register(StreamMetrics(streams))
     if handler is not None:
         registry.register(ToolLimitMetrics(handler))
+    registry.register(FleetMetrics(fleet or FleetStatus()))
     host, port = listen.rsplit(":", 1)
     try:
         server, thread = start_http_server(int(port), addr=host.strip("[]"), registry=registry)

@@ -3,7 +3,8 @@
 The store's writer calls its ``AfterCommit`` with every batch it commits, in sequence
 order, before any waiter of the batch wakes: WatchTrace's feed gets the events
 (errord.state.feed), WatchTools' the tools whose breaker or rate-limit window changed
-(errord.state.breaker_feed), and the log a line per decision and per breaker change.
+(errord.state.breaker_feed), the log a line per decision and per breaker change, and, in
+a fleet, its link to the other hosts (errord.fleet).
 Nothing here awaits, and nothing is published that is not durable.
 
 Decision lines are on the path of every report, so they skip the logging machinery
@@ -21,7 +22,7 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 from errord.decide.model import Action, BreakerChange, BreakerPhase, Decision, FailureReport
@@ -43,6 +44,8 @@ class AfterCommit:
         """WatchTrace's watchers."""
         self.tools = BreakerFeed()
         """WatchTools' watchers: executors keeping their tools' breakers and windows."""
+        self.shared: Callable[[Sequence[TraceEvent]], None] | None = None
+        """Told each batch after the watchers and the log: a fleet's link (errord.fleet)."""
 
     def __call__(self, events: Sequence[TraceEvent]) -> None:
         self.trace.publish(events)
@@ -54,6 +57,8 @@ class AfterCommit:
                 LOG.debug("%s: %s", detail.decision.technical_message, detail.decision.reason)
             elif type(detail) is BreakerChanged:
                 log_breaker_change(detail)
+        if self.shared is not None:
+            self.shared(events)
 
     def close(self) -> None:
         """Release every watcher: the daemon is shutting down."""

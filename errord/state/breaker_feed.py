@@ -79,6 +79,13 @@ class BreakerFeed:
             for watcher in self._watchers:
                 watcher.tell(tools)
 
+    def changed(self, tools: set[str] | None) -> None:
+        """Tell watchers that ``tools`` changed (EVERY_TOOL: all) without an event of
+        this host's: the fleet's evidence did (errord.fleet)."""
+        if tools is EVERY_TOOL or tools:
+            for watcher in self._watchers:
+                watcher.tell(tools)
+
     def subscribe(self) -> ToolWatcher:
         watcher = ToolWatcher()
         if self._closed:

@@ -9,7 +9,7 @@ errord.wire.operator_responses.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -19,11 +19,13 @@ from google.protobuf import message
 from errord.clock import Clock
 from errord.decide.model.scope import tool_key, tool_of
 from errord.errors import NoManifestDirectory, ToolNotFound
+from errord.fleet.status import FleetSnapshot
 from errord.operator_actions import OperatorActions
 from errord.reload import ManifestReloader
 from errord.state.health import ToolHealthBoard
 from errord.wire import operator_requests, operator_responses, responses, turn_responses
 from errord.wire.decoding import decode
+from errord.wire.fleet import ALONE, fleet_sync_to_proto, fleet_to_proto
 from errord.wire.replay import Replays, replay_request_from_proto
 from errord.wire.status import Handle, abort, unary_handlers
 
@@ -40,8 +42,11 @@ class OperatorService:
         clock: Clock,
         reloader: ManifestReloader | None = None,
         replays: Replays | None = None,
+        fleet: Callable[[], FleetSnapshot] | None = None,
     ) -> None:
         self._board = board
+        self._fleet = fleet
+        """The fleet as this daemon sees it (errord.fleet.link); None without fleet_url."""
         self._actions = actions
         self._clock = clock
         self._reloader = reloader
@@ -129,7 +134,13 @@ class OperatorService:
         answer = pb.GetToolStatsResponse(window=responses.duration(self._board.thresholds.window))
         async for healths in self._board.read(tools, now, candidates):
             answer.tools.extend(map(operator_responses.tool_health_to_proto, healths))
+        status = self._fleet().status if self._fleet is not None else ALONE
+        fleet_sync_to_proto(status, answer.fleet)
         return answer
+
+    async def get_fleet(self, data: bytes) -> pb.GetFleetResponse:
+        decode(pb.GetFleetRequest, data)
+        return fleet_to_proto(self._fleet() if self._fleet is not None else None)
 
     async def recall_episodes(self, data: bytes) -> pb.RecallEpisodesResponse:
         asked = operator_requests.episode_query_from_proto(decode(pb.RecallEpisodesRequest, data))
@@ -164,6 +175,7 @@ def rpc_handlers(service: OperatorService) -> grpc.GenericRpcHandler:
         "GetToolStats": (service.get_tool_stats, pb.GetToolStatsResponse),
         "RecallEpisodes": (service.recall_episodes, pb.RecallEpisodesResponse),
         "ReloadManifests": (service.reload_manifests, pb.ReloadManifestsResponse),
+        "GetFleet": (service.get_fleet, pb.GetFleetResponse),
     }
     handlers = unary_handlers(methods)
     handlers["ReplayManifests"] = grpc.unary_stream_rpc_method_handler(

@@ -78,6 +78,7 @@ def _evidence_to_proto(
         failed=evidence.failed,
         unknown=evidence.unknown,
         success_rate=evidence.success_rate,
+        from_fleet=evidence.from_fleet,
     )
     if evidence.failed_at is not None:
         timestamp(evidence.failed_at, message.last_failed)

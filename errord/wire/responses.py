@@ -182,6 +182,7 @@ def decision_to_proto(
             failed=recalled.failed,
             unknown=recalled.unknown,
             success_rate=recalled.succeeded / told if told else 0.0,
+            from_fleet=recalled.from_fleet,
         )
     for each in decision.consequences:
         consequence = message.consequences.add(

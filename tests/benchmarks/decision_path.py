@@ -1,6 +1,7 @@
 """Benchmark: the daemon's decision path in process, without gRPC: CPU per decision.
 
     python -m tests.benchmarks.decision_path [--requests 20000] [--in-flight 64] [--phases]
+        [--fleet]
 
 The servicer, handler, projections and store of ``errord serve`` (a real SQLite file,
 WAL, synchronous=FULL, the group-commit writer and what follows a commit), driven by
@@ -19,6 +20,11 @@ decision), to stderr: send it where the daemon's goes (a file, journald's pipe).
 that make it (the timers' own cost, about 1 µs each, is included): request conversion,
 redaction, the decision, submitting, the writer (staging, encoding, the transaction,
 applying, what follows the commit), the response. The figures are per decision.
+
+``--fleet`` runs each round twice, interleaved: alone, and with ``fleet_url`` set to a
+Redis server of its own (tests/redis_server.py), the daemon in sync with its fleet
+(errord.fleet: the views decisions read, and the link publishing every committed word,
+its CPU counted), and prints the ratio of the medians.
 """
 
 from __future__ import annotations
@@ -40,13 +46,17 @@ from errord.assembly import engine_for
 from errord.clock import SystemClock
 from errord.config import Settings
 from errord.decide.manifest.snapshot import ManifestSnapshot
+from errord.fleet.joining import join_fleet
+from errord.fleet.status import FleetState
 from errord.handler import ErrorHandler
 from errord.ops import logs
 from errord.ops.logs import LogFormat
+from errord.state.after_commit import AfterCommit
 from errord.state.projections import Projections
 from errord.state.store import Store
 from errord.wire.service import ErrorHandlerService
 from tests.benchmarks.loadgen import request
+from tests.redis_server import RedisServer
 
 PHASES: dict[str, tuple[str, str]] = {
     "convert request": ("errord.wire.requests", "failure_report_from_proto"),
@@ -100,13 +110,29 @@ class PhaseTimers:
         return timed
 
 
-async def run(requests: int, in_flight: int, directory: Path) -> tuple[float, float]:
-    """CPU seconds and wall seconds for ``requests`` decisions, ``in_flight`` at a time."""
+async def run(
+    requests: int, in_flight: int, directory: Path, fleet_url: str | None = None
+) -> tuple[float, float]:
+    """CPU seconds and wall seconds for ``requests`` decisions, ``in_flight`` at a time;
+    with ``fleet_url``, in sync with a fleet through it."""
     state = Projections()
     clock = SystemClock()
     path = directory / "errord.db"
-    async with await Store.open(path, clock, state) as store:
+    settings = Settings(db=path, fleet_url=fleet_url, fleet_name=directory.name[-60:])
+    after_commit = AfterCommit()
+    fleet = join_fleet(settings, state, clock, after_commit.tools.changed)
+    if fleet is not None:
+        after_commit.shared = fleet.committed
+    stop = asyncio.Event()
+    async with await Store.open(path, clock, state, after_commit=after_commit) as store:
         handler = ErrorHandler(engine_for(Settings()), store, state, ManifestSnapshot(), clock)
+        linked = None
+        if fleet is not None:
+            handler.views.share(fleet.view)
+            linked = asyncio.create_task(fleet.run(stop))
+            async with asyncio.timeout(60):  # a bound on a hang, never a measure
+                while fleet.status.state is not FleetState.IN_SYNC:  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
         service = ErrorHandlerService(handler)
         prefix = directory.name
         data = [request(f"{prefix}-{n}", n).SerializeToString() for n in range(requests)]
@@ -120,7 +146,15 @@ async def run(requests: int, in_flight: int, directory: Path) -> tuple[float, fl
 
         cpu, wall = time.process_time(), time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(in_flight)))
-        return time.process_time() - cpu, time.perf_counter() - wall
+        if fleet is not None:  # the words of the last decisions sent: their CPU counts
+            async with asyncio.timeout(60):
+                while fleet.outbox.waiting or fleet.last_word_at is None:  # noqa: ASYNC110
+                    await asyncio.sleep(0.001)
+        spent = time.process_time() - cpu, time.perf_counter() - wall
+        stop.set()
+        if linked is not None:
+            await linked
+        return spent
 
 
 def main() -> None:
@@ -130,22 +164,42 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--phases", action="store_true", help="time each phase too")
     parser.add_argument(
+        "--fleet", action="store_true", help="each round also with fleet_url set, interleaved"
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=("info", "warning"), help="as errord serve's"
     )
     args = parser.parse_args()
     # As the daemon logs (a line per decision at info), to stderr: redirect it.
     logs.configure(logging.getLevelNamesMapping()[args.log_level.upper()], LogFormat.LOGFMT)
     timers = PhaseTimers()
-    cpus, walls = [], []
-    for _ in range(args.rounds):
-        with tempfile.TemporaryDirectory(prefix="decision-path-") as directory:
-            cpu, wall = asyncio.run(run(args.requests, args.in_flight, Path(directory)))
-        cpus.append(cpu / args.requests * 1e6)
-        walls.append(args.requests / wall)
-    print(
-        f"CPU per decision: {statistics.median(cpus):.1f} µs (rounds: "
-        f"{', '.join(f'{c:.1f}' for c in cpus)}); {statistics.median(walls):.0f} decisions/s"
-    )
+    with tempfile.TemporaryDirectory(prefix="decision-path-redis-") as scratch:
+        redis = RedisServer(Path(scratch)).start() if args.fleet else None
+        try:
+            modes = {"alone": None} | ({"fleet_url set": redis.url} if redis else {})
+            cpus: dict[str, list[float]] = {mode: [] for mode in modes}
+            walls: dict[str, list[float]] = {mode: [] for mode in modes}
+            for _ in range(args.rounds):
+                for mode, url in modes.items():
+                    with tempfile.TemporaryDirectory(prefix="decision-path-") as directory:
+                        cpu, wall = asyncio.run(
+                            run(args.requests, args.in_flight, Path(directory), url)
+                        )
+                    cpus[mode].append(cpu / args.requests * 1e6)
+                    walls[mode].append(args.requests / wall)
+        finally:
+            if redis is not None:
+                redis.kill()
+    for mode in modes:
+        label = "CPU per decision" if len(modes) == 1 else f"CPU per decision, {mode}"
+        print(
+            f"{label}: {statistics.median(cpus[mode]):.1f} µs (rounds: "
+            f"{', '.join(f'{c:.1f}' for c in cpus[mode])}); "
+            f"{statistics.median(walls[mode]):.0f} decisions/s"
+        )
+    if len(modes) > 1:
+        ratio = statistics.median(cpus["fleet_url set"]) / statistics.median(cpus["alone"])
+        print(f"fleet_url set / alone: {ratio:.3f}")
     if args.phases:
         timers.install()
         try:

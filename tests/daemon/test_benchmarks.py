@@ -65,6 +65,21 @@ def test_the_decision_path_benchmark_reports_cpu_per_decision_and_each_phase() -
         assert f"  {phase} " in text
 
 
+def test_the_decision_path_benchmark_compares_a_fleet_with_a_daemon_alone() -> None:
+    text = run(
+        "tests.benchmarks.decision_path", "--requests", "300", "--rounds", "1", "--fleet"
+    )  # fmt: skip
+    assert "CPU per decision, alone: " in text
+    assert "CPU per decision, fleet_url set: " in text
+    assert "fleet_url set / alone: " in text
+
+
+def test_the_fleet_propagation_benchmark_reports_its_percentiles() -> None:
+    text = run("tests.benchmarks.fleet_propagation", "--openings", "5")
+    assert "| openings | p50 | p90 | p99 | max | mean |" in text
+    assert "| 5 | " in text
+
+
 def test_the_replay_benchmark_builds_a_trace_and_replays_it_unchanged(tmp_path: Path) -> None:
     text = run(
         "tests.benchmarks.replay", "--failures", "500", "--db", str(tmp_path / "trace.db")

@@ -29,7 +29,8 @@ import pytest
 import yaml
 from errord_client import ErrordClient, pb
 
-from tests.helpers import ROOT, DaemonProcess, scrape, start_process
+from tests.helpers import ROOT, DaemonProcess, scrape, start_fleet_daemon, start_process
+from tests.redis_server import RedisServer
 from tests.system_packages import binary
 
 RULES = ROOT / "docs" / "monitoring" / "errord-rules.yml"
@@ -328,3 +329,20 @@ def test_the_store_rule_fires_when_the_disk_is_full(
                 break
         assert refused is grpc.StatusCode.UNAVAILABLE
         prometheus.wait_for({("ErrordStoreNotWritable", "")})
+
+
+def test_the_fleet_rule_fires_when_redis_is_gone(
+    tmp_path: Path,
+    redis_server: RedisServer,
+    stop_after: list[subprocess.Popen[bytes] | DaemonProcess],
+) -> None:
+    """A daemon of a fleet whose Redis is killed: ErrordFleetAlone fires."""
+    daemon = start_fleet_daemon(
+        tmp_path / "a", "a", redis_server.url, settings={"metrics_listen": "127.0.0.1:0"}
+    )
+    stop_after.append(daemon)
+    prometheus = start_prometheus(tmp_path / "prometheus", daemon)
+    stop_after.append(prometheus.process)
+    prometheus.wait_for_series('errord_fleet_state{state="in_sync"} == 1')
+    redis_server.kill()
+    prometheus.wait_for({("ErrordFleetAlone", "")})

@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("decide",),  # the pure engine: records, manifests' records, classification, policy
     ("state", "manifests", "config"),  # projections and the store; the YAML loader; settings
     ("assembly",),  # a daemon's engine and manifests, from its settings (serve's and replay's)
-    ("handler",),  # the unit of work
+    ("handler", "fleet"),  # the unit of work; the fleet's view and its link to Redis
     ("reload", "operator_actions", "replay"),  # beside the handler: reloads, operator actions,
     # and the trace replayed with other manifests
     ("wire", "ops"),  # the gRPC edge; systemd, logs, metrics

@@ -20,6 +20,7 @@ from errord.decide.engine.engine import (
 from errord.decide.engine.recording import RECOVERIES
 from errord.decide.engine.views import (
     ActivityViews,
+    BreakerGate,
     BreakerViews,
     CallHistory,
     MemoryViews,
@@ -31,6 +32,7 @@ from errord.decide.engine.views import (
     no_breakers,
     no_memory,
     no_windows,
+    ungated,
 )
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "RECOVERIES",
     "UNWORDED",
     "ActivityViews",
+    "BreakerGate",
     "BreakerViews",
     "CallCheck",
     "CallHistory",
@@ -55,4 +58,5 @@ __all__ = [
     "no_breakers",
     "no_memory",
     "no_windows",
+    "ungated",
 ]

@@ -9,9 +9,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from errord.decide.arguments import CallValidator
-from errord.decide.engine.views import BreakerViews, ToolActivity, TurnHistory
+from errord.decide.engine.views import BreakerGate, BreakerViews, ToolActivity, TurnHistory, ungated
 from errord.decide.manifest import ManifestSnapshot, ToolManifest
 from errord.decide.model import (
+    CLOSED_BREAKER,
     BreakerPhase,
     CallStatus,
     DefaultValue,
@@ -110,13 +111,20 @@ NO_HISTORY = ToolHistory()
 
 
 def open_tools(
-    tools: tuple[str, ...], scope: str, breaker_of: BreakerViews, now: datetime
+    tools: tuple[str, ...],
+    scope: str,
+    breaker_of: BreakerViews,
+    now: datetime,
+    gate: BreakerGate = ungated,
 ) -> frozenset[str]:
     """Those of ``tools`` whose breaker in ``scope`` (the failed call's: an alternative
-    is read where the call ran) is open at ``now``."""
+    is read where the call ran), as ``gate`` lets it act, is open at ``now``."""
     open_tools = []
     for tool in tools:
-        breaker = breaker_of(tool_key(tool, scope))
+        key = tool_key(tool, scope)
+        breaker = breaker_of(key)
+        if gate is not ungated:
+            breaker = gate(key, breaker or CLOSED_BREAKER, now)
         if breaker is not None and breaker.effective_phase(now) is BreakerPhase.OPEN:
             open_tools.append(tool)
     return frozenset(open_tools)

@@ -36,6 +36,7 @@ from errord.decide.engine.recording import (
 )
 from errord.decide.engine.views import (
     ActivityViews,
+    BreakerGate,
     BreakerViews,
     CallHistory,
     MemoryViews,
@@ -46,6 +47,7 @@ from errord.decide.engine.views import (
     no_breakers,
     no_memory,
     no_windows,
+    ungated,
 )
 from errord.decide.health import breaker as breakers
 from errord.decide.health import is_rate_limit, was_refused, window_after
@@ -159,6 +161,7 @@ class Engine:
         decision_id: str | None = None,
         window_of: WindowViews = no_windows,
         activity_of: ActivityViews = no_activity,
+        gate: BreakerGate = ungated,
     ) -> Decided:
         """The decision on ``report`` (redacted already: errord.decide.redact.redact_report),
         given what its call and turn went through so far, the breakers of its tool and the
@@ -166,7 +169,9 @@ class Engine:
         ``reads``, what ``reads`` said of it, if the caller asked. ``decision_id``: the
         decision's id (a replay gives the recorded one); None for a new one. The id seeds
         the decision's jitter, so that deciding the same report with the same id, state
-        and ``now`` gives the same decision."""
+        and ``now`` gives the same decision. ``gate``: the breaker the policy obeys, from
+        the tool's own once the failure is counted (a fleet's may be stricter); the
+        decision records the own one."""
         if reads is None or reads.manifests is not manifests:
             reads = Reads(report, manifests)
         classification = reads.classification
@@ -196,6 +201,8 @@ class Engine:
         problems = reported_problems(report, classification.code, tool.validator)
         mistake = mistake_key(report, error, classification, problems, manifest.parameters)
         activity = activity_of(key)
+        own = stepped.state
+        gated = gate(key, own, now)
         context = DecisionContext(
             report=report,
             classification=classification,
@@ -210,8 +217,8 @@ class Engine:
             turn=turn_part(report, turn, mistake),
             now=now,
             breaker=BreakerPart(
-                stepped.state,
-                open_tools(manifest.alternatives, report.scope, breaker_of, now),
+                gated,
+                open_tools(manifest.alternatives, report.scope, breaker_of, now, gate),
                 window_of(key),
                 tool.manifest.timeout,
             ),
@@ -223,6 +230,8 @@ class Engine:
         )
         verdict = self._policy.decide(context)
         decision = self._decision(context, verdict, manifests)
+        if gated is not own:  # the fleet's breaker decided; the trace keeps the host's own
+            decision = structs.replace(decision, breaker=own)
         if probe_role(context, verdict) == "probe":
             probe = probe_of(decision, context)
             decision = structs.replace(

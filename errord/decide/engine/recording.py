@@ -74,7 +74,13 @@ def decision_of(
         ),
         correction=correction,
         recalled=tuple(
-            Recalled(recovery=name, succeeded=e.succeeded, failed=e.failed, unknown=e.unknown)
+            Recalled(
+                recovery=name,
+                succeeded=e.succeeded,
+                failed=e.failed,
+                unknown=e.unknown,
+                from_fleet=e.from_fleet,
+            )
             for name, e in context.memory.items()
         ),
     )

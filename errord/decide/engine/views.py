@@ -101,6 +101,16 @@ def no_breakers(tool: str) -> BreakerState | None:
     return None
 
 
+BreakerGate = Callable[[str, BreakerState, datetime], BreakerState]
+"""A tool's breaker as decisions must obey it, given its key, the host's own breaker and
+the time: the own one, or a stricter one while the fleet refuses the tool (errord.fleet).
+Never recorded: the trace keeps the host's own breaker."""
+
+
+def ungated(tool: str, state: BreakerState, now: datetime) -> BreakerState:
+    return state
+
+
 WindowViews = Callable[[str], RateWindow | None]
 """A tool's rate-limit window (errord.state.rate_windows), None if it never had one."""
 

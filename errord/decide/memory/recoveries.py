@@ -7,7 +7,9 @@ burst (an outage, a spell of the error: each within BURST_GAP of the one before)
 one piece of evidence: a burst counts once as failed if any of its episodes failed, and
 once as succeeded if any succeeded, so that twenty calls caught in one outage do not
 weigh as twenty outages. ``recall`` reads them at a moment: an episode opened and never
-told is unknown, never a success.
+told is unknown, never a success. In a fleet (errord.fleet) a decision reads its host's
+tallies with the other hosts' added in (``SharedStats``), and says how much of the
+evidence they brought.
 """
 
 from __future__ import annotations
@@ -95,6 +97,14 @@ class MemoryStats(Struct, frozen=True, gc=False):
         return max((tally.at for tally in self.tallies.values()), default=None)
 
 
+class SharedStats(MemoryStats, frozen=True, gc=False):
+    """A host's MemoryStats with the other hosts' of its fleet added into ``tallies``
+    (errord.fleet); what decisions read, never stored."""
+
+    shared: dict[str, Tally] = field(default_factory=dict)
+    """The other hosts' part of ``tallies``, by recovery."""
+
+
 def recovery(episode: Episode) -> str:
     """The recovery an episode tried, as MemoryStats names it."""
     action: Action = episode.action
@@ -114,6 +124,9 @@ class Evidence(Struct, frozen=True, gc=False):
     """When an episode last failed."""
     succeeded_at: datetime | None = None
     """When an episode last succeeded."""
+    from_fleet: float = 0.0
+    """Of the bursts (succeeded, failed and unknown), how many other hosts of the fleet
+    counted (SharedStats); 0 alone."""
 
     @property
     def episodes(self) -> float:
@@ -157,11 +170,23 @@ def recall(stats: MemoryStats | None, now: datetime) -> dict[str, Evidence]:
     """The evidence of each recovery in ``stats``, decayed to ``now``."""
     if stats is None:
         return {}
+    shared = stats.shared if type(stats) is SharedStats else None
     evidence = {}
     for name, tally in stats.tallies.items():
         current = tally.decayed(now)
         unknown = max(0.0, current.opened - current.succeeded - current.failed)
+        fleet = shared.get(name) if shared else None
         evidence[name] = Evidence(
-            current.succeeded, current.failed, unknown, tally.failed_at, tally.succeeded_at
+            current.succeeded,
+            current.failed,
+            unknown,
+            tally.failed_at,
+            tally.succeeded_at,
+            _bursts(fleet.decayed(now)) if fleet is not None else 0.0,
         )
     return evidence
+
+
+def _bursts(tally: Tally) -> float:
+    """The bursts a tally counts: succeeded, failed, and opened without either."""
+    return max(tally.opened, tally.succeeded + tally.failed)

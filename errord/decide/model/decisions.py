@@ -133,6 +133,8 @@ class Recalled(Record, frozen=True):
     succeeded: float
     failed: float
     unknown: float
+    from_fleet: float = 0.0
+    """Of these bursts, how many other hosts of the fleet counted (errord.fleet); 0 alone."""
 
 
 class Decision(Record, frozen=True):

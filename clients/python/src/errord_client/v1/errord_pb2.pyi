@@ -12,6 +12,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class FleetState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FLEET_STATE_UNSPECIFIED: _ClassVar[FleetState]
+    FLEET_STATE_OFF: _ClassVar[FleetState]
+    FLEET_STATE_SYNCING: _ClassVar[FleetState]
+    FLEET_STATE_IN_SYNC: _ClassVar[FleetState]
+    FLEET_STATE_ALONE: _ClassVar[FleetState]
+
 class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ERROR_CODE_UNSPECIFIED: _ClassVar[ErrorCode]
@@ -113,6 +121,11 @@ class DropReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DROP_REASON_UNSPECIFIED: _ClassVar[DropReason]
     DROP_REASON_DUPLICATE: _ClassVar[DropReason]
     DROP_REASON_UNKNOWN_CALL: _ClassVar[DropReason]
+FLEET_STATE_UNSPECIFIED: FleetState
+FLEET_STATE_OFF: FleetState
+FLEET_STATE_SYNCING: FleetState
+FLEET_STATE_IN_SYNC: FleetState
+FLEET_STATE_ALONE: FleetState
 ERROR_CODE_UNSPECIFIED: ErrorCode
 ERROR_CODE_TIMEOUT: ErrorCode
 ERROR_CODE_CONNECTION: ErrorCode
@@ -179,6 +192,99 @@ RESULT_ORIGIN_SYNTHESIZED: ResultOrigin
 DROP_REASON_UNSPECIFIED: DropReason
 DROP_REASON_DUPLICATE: DropReason
 DROP_REASON_UNKNOWN_CALL: DropReason
+
+class GetFleetRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetFleetResponse(_message.Message):
+    __slots__ = ("sync", "hosts", "breakers", "windows", "shared_errors", "ignored")
+    class IgnoredEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    SYNC_FIELD_NUMBER: _ClassVar[int]
+    HOSTS_FIELD_NUMBER: _ClassVar[int]
+    BREAKERS_FIELD_NUMBER: _ClassVar[int]
+    WINDOWS_FIELD_NUMBER: _ClassVar[int]
+    SHARED_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    IGNORED_FIELD_NUMBER: _ClassVar[int]
+    sync: FleetSync
+    hosts: _containers.RepeatedCompositeFieldContainer[FleetHost]
+    breakers: _containers.RepeatedCompositeFieldContainer[FleetBreaker]
+    windows: _containers.RepeatedCompositeFieldContainer[FleetWindow]
+    shared_errors: int
+    ignored: _containers.ScalarMap[str, int]
+    def __init__(self, sync: _Optional[_Union[FleetSync, _Mapping]] = ..., hosts: _Optional[_Iterable[_Union[FleetHost, _Mapping]]] = ..., breakers: _Optional[_Iterable[_Union[FleetBreaker, _Mapping]]] = ..., windows: _Optional[_Iterable[_Union[FleetWindow, _Mapping]]] = ..., shared_errors: _Optional[int] = ..., ignored: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
+class FleetSync(_message.Message):
+    __slots__ = ("state", "fleet", "host", "since", "problem", "hosts", "quorum", "outages")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    FLEET_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    HOSTS_FIELD_NUMBER: _ClassVar[int]
+    QUORUM_FIELD_NUMBER: _ClassVar[int]
+    OUTAGES_FIELD_NUMBER: _ClassVar[int]
+    state: FleetState
+    fleet: str
+    host: str
+    since: _timestamp_pb2.Timestamp
+    problem: str
+    hosts: int
+    quorum: int
+    outages: int
+    def __init__(self, state: _Optional[_Union[FleetState, str]] = ..., fleet: _Optional[str] = ..., host: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., problem: _Optional[str] = ..., hosts: _Optional[int] = ..., quorum: _Optional[int] = ..., outages: _Optional[int] = ...) -> None: ...
+
+class FleetHost(_message.Message):
+    __slots__ = ("host", "this_host", "seen_at", "live", "last_word", "last_word_at")
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    THIS_HOST_FIELD_NUMBER: _ClassVar[int]
+    SEEN_AT_FIELD_NUMBER: _ClassVar[int]
+    LIVE_FIELD_NUMBER: _ClassVar[int]
+    LAST_WORD_FIELD_NUMBER: _ClassVar[int]
+    LAST_WORD_AT_FIELD_NUMBER: _ClassVar[int]
+    host: str
+    this_host: bool
+    seen_at: _timestamp_pb2.Timestamp
+    live: bool
+    last_word: str
+    last_word_at: _timestamp_pb2.Timestamp
+    def __init__(self, host: _Optional[str] = ..., this_host: _Optional[bool] = ..., seen_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., live: _Optional[bool] = ..., last_word: _Optional[str] = ..., last_word_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class FleetBreaker(_message.Message):
+    __slots__ = ("tool", "scope", "open_on", "refused", "half_opens_at", "probe_host", "probe_until")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    OPEN_ON_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_FIELD_NUMBER: _ClassVar[int]
+    HALF_OPENS_AT_FIELD_NUMBER: _ClassVar[int]
+    PROBE_HOST_FIELD_NUMBER: _ClassVar[int]
+    PROBE_UNTIL_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    scope: str
+    open_on: _containers.RepeatedScalarFieldContainer[str]
+    refused: bool
+    half_opens_at: _timestamp_pb2.Timestamp
+    probe_host: str
+    probe_until: _timestamp_pb2.Timestamp
+    def __init__(self, tool: _Optional[str] = ..., scope: _Optional[str] = ..., open_on: _Optional[_Iterable[str]] = ..., refused: _Optional[bool] = ..., half_opens_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., probe_host: _Optional[str] = ..., probe_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class FleetWindow(_message.Message):
+    __slots__ = ("tool", "scope", "host", "until")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    scope: str
+    host: str
+    until: _timestamp_pb2.Timestamp
+    def __init__(self, tool: _Optional[str] = ..., scope: _Optional[str] = ..., host: _Optional[str] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ReplayManifestsRequest(_message.Message):
     __slots__ = ("manifests_dir", "since", "tool", "examples")
@@ -321,7 +427,7 @@ class RememberedError(_message.Message):
     def __init__(self, signature: _Optional[str] = ..., fingerprint: _Optional[str] = ..., recoveries: _Optional[_Iterable[_Union[RecoveryEvidence, _Mapping]]] = ...) -> None: ...
 
 class RecoveryEvidence(_message.Message):
-    __slots__ = ("recovery", "succeeded", "failed", "unknown", "success_rate", "last_failed", "last_succeeded", "stops_retries", "applies_until", "lifted_by")
+    __slots__ = ("recovery", "succeeded", "failed", "unknown", "success_rate", "last_failed", "last_succeeded", "stops_retries", "applies_until", "lifted_by", "from_fleet")
     RECOVERY_FIELD_NUMBER: _ClassVar[int]
     SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
     FAILED_FIELD_NUMBER: _ClassVar[int]
@@ -332,6 +438,7 @@ class RecoveryEvidence(_message.Message):
     STOPS_RETRIES_FIELD_NUMBER: _ClassVar[int]
     APPLIES_UNTIL_FIELD_NUMBER: _ClassVar[int]
     LIFTED_BY_FIELD_NUMBER: _ClassVar[int]
+    FROM_FLEET_FIELD_NUMBER: _ClassVar[int]
     recovery: str
     succeeded: float
     failed: float
@@ -342,7 +449,8 @@ class RecoveryEvidence(_message.Message):
     stops_retries: bool
     applies_until: _timestamp_pb2.Timestamp
     lifted_by: str
-    def __init__(self, recovery: _Optional[str] = ..., succeeded: _Optional[float] = ..., failed: _Optional[float] = ..., unknown: _Optional[float] = ..., success_rate: _Optional[float] = ..., last_failed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_succeeded: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stops_retries: _Optional[bool] = ..., applies_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lifted_by: _Optional[str] = ...) -> None: ...
+    from_fleet: float
+    def __init__(self, recovery: _Optional[str] = ..., succeeded: _Optional[float] = ..., failed: _Optional[float] = ..., unknown: _Optional[float] = ..., success_rate: _Optional[float] = ..., last_failed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_succeeded: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stops_retries: _Optional[bool] = ..., applies_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lifted_by: _Optional[str] = ..., from_fleet: _Optional[float] = ...) -> None: ...
 
 class BreakerState(_message.Message):
     __slots__ = ("phase", "consecutive_failures", "consecutive_successes", "opened_at", "half_opens_at", "opens", "probe_in_flight", "probe_until", "streak", "break_length", "recent_attempts", "recent_failures")
@@ -1073,12 +1181,14 @@ class GetToolStatsRequest(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class GetToolStatsResponse(_message.Message):
-    __slots__ = ("tools", "window")
+    __slots__ = ("tools", "window", "fleet")
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     WINDOW_FIELD_NUMBER: _ClassVar[int]
+    FLEET_FIELD_NUMBER: _ClassVar[int]
     tools: _containers.RepeatedCompositeFieldContainer[ToolStats]
     window: _duration_pb2.Duration
-    def __init__(self, tools: _Optional[_Iterable[_Union[ToolStats, _Mapping]]] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    fleet: FleetSync
+    def __init__(self, tools: _Optional[_Iterable[_Union[ToolStats, _Mapping]]] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., fleet: _Optional[_Union[FleetSync, _Mapping]] = ...) -> None: ...
 
 class ToolStats(_message.Message):
     __slots__ = ("tool", "executions", "successes", "errors", "transient_errors", "permanent_errors", "timeouts", "retries", "retry_successes", "retry_success_rate", "breaker_opens", "failure_rate", "mean_duration", "p95_duration", "errors_by_code", "errors_by_exception", "decisions", "recent", "breaker", "alerts", "override_candidates", "scope", "per_execution")

@@ -637,6 +637,11 @@ class OperatorServiceStub:
                 request_serializer=errord_dot_v1_dot_errord__pb2.ReplayManifestsRequest.SerializeToString,
                 response_deserializer=errord_dot_v1_dot_errord__pb2.ReplayManifestsResponse.FromString,
                 _registered_method=True)
+        self.GetFleet = channel.unary_unary(
+                '/errord.v1.OperatorService/GetFleet',
+                request_serializer=errord_dot_v1_dot_errord__pb2.GetFleetRequest.SerializeToString,
+                response_deserializer=errord_dot_v1_dot_errord__pb2.GetFleetResponse.FromString,
+                _registered_method=True)
 
 
 class OperatorServiceServicer:
@@ -715,6 +720,16 @@ class OperatorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetFleet(self, request, context):
+        """GetFleet says whether this daemon shares what it learns with a fleet of
+        daemons through Redis (fleet_url), the fleet's hosts and their last word,
+        and what is shared now: the breakers open on other hosts, the rate-limit
+        windows other hosts received, how much memory they share.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -757,6 +772,11 @@ def add_OperatorServiceServicer_to_server(servicer, server):
                     servicer.ReplayManifests,
                     request_deserializer=errord_dot_v1_dot_errord__pb2.ReplayManifestsRequest.FromString,
                     response_serializer=errord_dot_v1_dot_errord__pb2.ReplayManifestsResponse.SerializeToString,
+            ),
+            'GetFleet': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetFleet,
+                    request_deserializer=errord_dot_v1_dot_errord__pb2.GetFleetRequest.FromString,
+                    response_serializer=errord_dot_v1_dot_errord__pb2.GetFleetResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -977,6 +997,33 @@ class OperatorService:
             '/errord.v1.OperatorService/ReplayManifests',
             errord_dot_v1_dot_errord__pb2.ReplayManifestsRequest.SerializeToString,
             errord_dot_v1_dot_errord__pb2.ReplayManifestsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetFleet(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errord.v1.OperatorService/GetFleet',
+            errord_dot_v1_dot_errord__pb2.GetFleetRequest.SerializeToString,
+            errord_dot_v1_dot_errord__pb2.GetFleetResponse.FromString,
             options,
             channel_credentials,
             insecure,
