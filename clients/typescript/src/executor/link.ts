@@ -206,7 +206,7 @@ export class ErrordLink {
     } catch (error) {
       this.unanswered(error);
       // Only errord being away is worth another try; anything else would fail again.
-      return !(error instanceof ErrordError && AWAY.has(error.code));
+      return !this.away(error);
     }
   }
 
@@ -250,10 +250,17 @@ export class ErrordLink {
     }
   }
 
+  /** True when `error` says errord is away: unreachable, too slow, or its connection
+   * cancelled under a call (a daemon killed mid-stream) while the executor is not closing. */
+  private away(error: unknown): boolean {
+    if (!(error instanceof ErrordError)) return false;
+    return AWAY.has(error.code) || (error.code === Code.Canceled && !this.closing.signal.aborted);
+  }
+
   private unanswered(error: unknown): void {
     const code = error instanceof ErrordError ? error.code : Code.Unknown;
-    if (code === Code.Canceled) return; // the executor closed with the call still out
-    if (!AWAY.has(code)) {
+    if (code === Code.Canceled && this.closing.signal.aborted) return; // the executor closed with the call still out
+    if (!this.away(error)) {
       this.log.warn(`errord refused a call: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
