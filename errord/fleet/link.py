@@ -110,7 +110,8 @@ class FleetLink:
         """This daemon's instance: its words outrank those of its earlier runs."""
         self._seq = 0
         prefix = f"errord:fleet:{fleet}:"
-        self._prefix = prefix
+        self.prefix = prefix
+        """What every key of the fleet's in Redis begins with."""
         self._hosts_key = prefix + "hosts"
         self.channel = prefix + "words"
         self.cards: dict[str, Card] = {}
@@ -404,7 +405,7 @@ class FleetLink:
         return Card(self.fleet, self.host, self.instance, now, word, self.last_word_at)
 
     def _host_key(self, host: str) -> str:
-        return f"{self._prefix}host:{host}"
+        return f"{self.prefix}host:{host}"
 
     def ignored(self, refused: Refused) -> None:
         """Count (and log at debug) a value read from Redis that is not applied."""

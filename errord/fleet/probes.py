@@ -44,7 +44,7 @@ async def race_for_probes(
         if now < regime.half_opens_at - lead:
             continue
         until = max(regime.half_opens_at, now) + timedelta(seconds=PROBE_HOLD)
-        redis_key = claim_key(link.fleet, key)
+        redis_key = claim_key(link.prefix, key)
         claim = Claim(link.fleet, link.host, link.instance, until)
         won = await client.set(redis_key, encode(claim), nx=True, px=_millis(until - now) or 1)
         if won:
@@ -70,9 +70,9 @@ async def race_for_probes(
     return changed
 
 
-def claim_key(fleet: str, key: str) -> str:
-    """The Redis key of the fleet's probe of the tool ``key``."""
-    return f"errord:fleet:{fleet}:probe:{hashlib.sha256(key.encode()).hexdigest()}"
+def claim_key(prefix: str, key: str) -> str:
+    """The Redis key, under the fleet's ``prefix``, of its probe of the tool ``key``."""
+    return f"{prefix}probe:{hashlib.sha256(key.encode()).hexdigest()}"
 
 
 def _millis(delta: timedelta) -> int:
